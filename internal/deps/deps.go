@@ -1,0 +1,26 @@
+package deps
+
+import (
+	_ "github.com/compose-spec/compose-go/v2/loader"
+	_ "github.com/google/uuid"
+	_ "github.com/grafana/grafana-foundation-sdk/go/alerting"
+	_ "github.com/grafana/grafana-foundation-sdk/go/cog"
+	_ "github.com/grafana/grafana-foundation-sdk/go/common"
+	_ "github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	_ "github.com/grafana/grafana-foundation-sdk/go/expr"
+	_ "github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	_ "github.com/grafana/grafana-foundation-sdk/go/stat"
+	_ "github.com/grafana/grafana-foundation-sdk/go/table"
+	_ "github.com/grafana/grafana-foundation-sdk/go/timeseries"
+	_ "github.com/prometheus/prometheus/promql/parser"
+	_ "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	_ "go.opentelemetry.io/otel"
+	_ "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	_ "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	_ "go.opentelemetry.io/otel/metric"
+	_ "go.opentelemetry.io/otel/sdk/metric"
+	_ "go.opentelemetry.io/otel/sdk/trace"
+	_ "go.opentelemetry.io/otel/trace"
+	_ "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	_ "gopkg.in/yaml.v3"
+)
