@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/percause/percause/internal/poolsim"
+)
+
+func init() {
+	register(subcommand{
+		name:    "poolsim",
+		summary: "the queueing model: one pool of six against traffic by kind (reference table by default)",
+		run: func(_ context.Context, args []string) int {
+			return runPoolsim(args, os.Stdout, os.Stderr)
+		},
+	})
+}
+
+// runPoolsim prints the reference table when no flag is given, or one row
+// for the case the flags describe (unset flags keep their defaults: two
+// pools, a healthy engine, takes 14,19,24,30, words until the stream ends).
+func runPoolsim(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("poolsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	takes := fs.String("takes", "14,19,24,30", "take stream lengths in seconds, comma-separated")
+	pools := fs.String("pools", "two", "one (a single pool of six) or two (control and bulk)")
+	engine := fs.String("engine", "up", "up (answers checks in 0.2 s) or gone (never answers)")
+	words := fs.String("words-until", "", "when her streamed words end, in seconds (default: 40.4 with the engine up, none when gone)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: percause poolsim [--takes 14,19,24,30] [--pools one|two] [--engine up|gone] [--words-until SECONDS]")
+		fmt.Fprintln(stderr, "Without flags it prints the three reference rows of the model.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "poolsim: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if fs.NFlag() == 0 {
+		fmt.Fprint(stdout, poolsim.Table())
+		return 0
+	}
+	c := poolsim.Case{WordsUntil: -1}
+	var errs []error
+	switch *pools {
+	case "one":
+	case "two":
+		c.TwoPools = true
+	default:
+		errs = append(errs, fmt.Errorf("--pools: want one or two, got %q", *pools))
+	}
+	switch *engine {
+	case "up":
+	case "gone":
+		c.EngineGone = true
+	default:
+		errs = append(errs, fmt.Errorf("--engine: want up or gone, got %q", *engine))
+	}
+	for i, s := range strings.Split(*takes, ",") {
+		d, err := seconds(strings.TrimSpace(s))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--takes: take %d: %v", i+1, err))
+			continue
+		}
+		c.Takes = append(c.Takes, d)
+	}
+	if *words != "" {
+		d, err := seconds(*words)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--words-until: %v", err))
+		}
+		c.WordsUntil = d
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(stderr, "poolsim: %v\n", err)
+		return 2
+	}
+	r, err := poolsim.Run(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 2
+	}
+	fmt.Fprintln(stdout, r.Row())
+	return 0
+}
+
+// seconds parses a non-negative number of seconds to the millisecond.
+func seconds(s string) (time.Duration, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a number of seconds", s)
+	}
+	if f < 0 || f > 86400 {
+		return 0, fmt.Errorf("%q is outside 0..86400 seconds", s)
+	}
+	return time.Duration(math.Round(f*1000)) * time.Millisecond, nil
+}
