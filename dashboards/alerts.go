@@ -1,0 +1,112 @@
+package dashboards
+
+import (
+	"fmt"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// DefaultAlertWindow is how long after a movement an alert keeps firing,
+// and so how late an evaluation may come and still see it: a heal is
+// announced for this long, then the alert resolves by itself (a tally never
+// counts down, so "resolved" means "did not move again").
+const DefaultAlertWindow = "10m"
+
+// Alert names (Prometheus alertname, Grafana rule title and UID suffix).
+const (
+	AlertPoolResetMoved    = "PercausePoolResetMoved"
+	AlertLiveCountGrowing  = "PercauseLiveCountGrowing"
+	AlertSynthesisTooSlow  = "PercauseSynthesisSlowerThanRealTime"
+	AlertReconnectingFired = "PercauseReconnecting"
+)
+
+// comparison is how Grafana's threshold expression reads the query.
+type comparison string
+
+const (
+	above comparison = "gt"
+	below comparison = "lt"
+)
+
+// Alert is one alert, written both as a Prometheus alerting rule and as a
+// Grafana-managed rule. Query is the PromQL Grafana evaluates; Prometheus
+// evaluates Query Op Threshold unless Query already carries its own
+// comparison (Compared).
+type Alert struct {
+	Name        string
+	Summary     string
+	Description string
+	Query       string
+	Op          comparison
+	Threshold   float64
+	// Compared: Query already keeps only the samples that fire (its value
+	// is then the amount that moved), so Prometheus uses it as it is.
+	Compared bool
+	For      string
+	Severity string
+}
+
+// PromExpr is the Prometheus rule's expression.
+func (a Alert) PromExpr() string {
+	if a.Compared {
+		return a.Query
+	}
+	op := ">"
+	if a.Op == below {
+		op = "<"
+	}
+	return fmt.Sprintf("%s %s %g", a.Query, op, a.Threshold)
+}
+
+// Alerts returns every alert, in a fixed order.
+func Alerts() []Alert {
+	w := DefaultAlertWindow
+	return []Alert{
+		{
+			Name:    AlertPoolResetMoved,
+			Summary: "pool_reset moved on installation {{ $labels." + lInstallation + " }}",
+			Description: "The phone's connection pool healed itself (2 buffered replies timed out in a row) within the last " + w +
+				": something starved or stalled its calls. The tally counts heals since the launch; a relaunch restarting at 0 does not fire. " +
+				"Open the Voice lane dashboard's Pool healing row and the turns around it.",
+			Query:    movedWithin(sel(mPoolResets.prom()), w, lInstallation),
+			Op:       above,
+			Compared: true,
+			For:      "0s",
+			Severity: "page",
+		},
+		{
+			Name:    AlertLiveCountGrowing,
+			Summary: "a live count grows turn over turn on installation {{ $labels." + lInstallation + " }}",
+			Description: "A turn's verdict implicated accumulated state within the last " + w +
+				": a live count (players, microphone engines, audio queues, takes, byte streams, replies in flight) rose on each of the last 3 turns of its launch. " +
+				"The process holds something it should have let go: force-quit the app before rebooting the phone; the State row shows what grew.",
+			Query:    movedWithin(sel(promImplicated, []matcher{eq(lCause, semconv.CauseState)}), w, lInstallation),
+			Op:       above,
+			Compared: true,
+			For:      "0s",
+			Severity: "warning",
+		},
+		{
+			Name:    AlertSynthesisTooSlow,
+			Summary: "synthesis is slower than real time on engine launch {{ $labels." + lLaunch + " }}",
+			Description: "Over the last " + w + " the engine made takes at a mean rate below 1 audio second per second of making: " +
+				"every take needs a cushion that grows with its length, and underruns will be synthesis's.",
+			Query:     mean(mTakeRate, engineScope, w, lLaunch),
+			Op:        below,
+			Threshold: 1,
+			For:       "2m",
+			Severity:  "warning",
+		},
+		{
+			Name:    AlertReconnectingFired,
+			Summary: "\"Reconnecting\" was shown on installation {{ $labels." + lInstallation + " }}",
+			Description: "The Reconnecting verdict fired within the last " + w + ": the progress check failed 2 times in a row, for at least 6 s, " +
+				"with nothing heard from the engine for 15 s. Check the Pool healing row for a starved control lane before blaming the engine.",
+			Query:    movedWithin(sel(mLinkStatus.prom(), []matcher{eq(lLinkStatus, "reconnecting")}), w, lInstallation),
+			Op:       above,
+			Compared: true,
+			For:      "0s",
+			Severity: "page",
+		},
+	}
+}

@@ -1,0 +1,336 @@
+package dashboards
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"gopkg.in/yaml.v3"
+)
+
+// Environment variables the generated files read at run time (never a
+// value in the repository).
+const (
+	// EnvAlertWebhookURL is where Grafana's contact point posts alerts
+	// (for example an ntfy topic the phone subscribes to).
+	EnvAlertWebhookURL = "PERCAUSE_ALERT_WEBHOOK_URL"
+)
+
+// GeneratedDir is the folder, under the dashboards/ folder, that Generate
+// owns: everything in it is rewritten on every run.
+const GeneratedDir = "generated"
+
+// Paths of the generated files, relative to GeneratedDir. The compose file
+// mounts them.
+const (
+	PathOverviewJSON         = "grafana/dashboards/voice-lane.json"
+	PathPipelineJSON         = "grafana/dashboards/pipeline.json"
+	PathGrafanaDatasources   = "grafana/provisioning/datasources/percause.yaml"
+	PathGrafanaDashboards    = "grafana/provisioning/dashboards/percause.yaml"
+	PathGrafanaAlertRules    = "grafana/provisioning/alerting/rules.yaml"
+	PathGrafanaContactPoints = "grafana/provisioning/alerting/contact-points.yaml"
+	PathPrometheusRules      = "prometheus/alerts.yml"
+	PathPrometheusConfig     = "prometheus/prometheus.yml"
+	PathAlertmanagerConfig   = "alertmanager/alertmanager.yml"
+)
+
+// Defaults: the addresses of the compose stack's services, as seen from
+// inside the compose network.
+const (
+	DefaultPrometheusURL      = "http://prometheus:9090"
+	DefaultJaegerURL          = "http://jaeger:16686"
+	DefaultAlertmanagerURL    = "http://alertmanager:9093"
+	DefaultAlertmanagerTarget = "alertmanager:9093"
+	DefaultVerdictsTarget     = "collector:9464"
+	DefaultCollectorTelemetry = "collector:8888"
+	// GrafanaDashboardsPath is where the compose file mounts the dashboard JSON.
+	GrafanaDashboardsPath = "/var/lib/grafana/dashboards/percause"
+	// PrometheusRulesPath is where the compose file mounts alerts.yml.
+	PrometheusRulesPath = "/etc/prometheus/rules/alerts.yml"
+	// DefaultScrapeInterval is how often the compose Prometheus scrapes and evaluates.
+	DefaultScrapeInterval = "15s"
+)
+
+type config struct {
+	prometheusURL, jaegerURL, alertmanagerURL string
+	alertmanagerTarget                        string
+	verdictsTarget, telemetryTarget           string
+	scrapeInterval                            string
+}
+
+// Option changes where the generated provisioning points.
+type Option func(*config)
+
+// WithPrometheusURL sets the Prometheus address Grafana's datasource uses.
+func WithPrometheusURL(u string) Option { return func(c *config) { c.prometheusURL = u } }
+
+// WithJaegerURL sets the Jaeger query address Grafana's datasource uses.
+func WithJaegerURL(u string) Option { return func(c *config) { c.jaegerURL = u } }
+
+// WithAlertmanager sets the Alertmanager Grafana reads (URL) and Prometheus
+// sends to (host:port).
+func WithAlertmanager(url, target string) Option {
+	return func(c *config) { c.alertmanagerURL, c.alertmanagerTarget = url, target }
+}
+
+// WithScrapeTargets sets the collector's verdict/metrics endpoint and its
+// own telemetry endpoint (host:port) that Prometheus scrapes.
+func WithScrapeTargets(verdicts, telemetry string) Option {
+	return func(c *config) { c.verdictsTarget, c.telemetryTarget = verdicts, telemetry }
+}
+
+// WithScrapeInterval sets Prometheus's scrape and rule evaluation interval.
+func WithScrapeInterval(d string) Option { return func(c *config) { c.scrapeInterval = d } }
+
+func newConfig(opts []Option) (config, error) {
+	c := config{
+		prometheusURL:      DefaultPrometheusURL,
+		jaegerURL:          DefaultJaegerURL,
+		alertmanagerURL:    DefaultAlertmanagerURL,
+		alertmanagerTarget: DefaultAlertmanagerTarget,
+		verdictsTarget:     DefaultVerdictsTarget,
+		telemetryTarget:    DefaultCollectorTelemetry,
+		scrapeInterval:     DefaultScrapeInterval,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first empty setting.
+func (c config) Validate() error {
+	for name, v := range map[string]string{
+		"Prometheus URL": c.prometheusURL, "Jaeger URL": c.jaegerURL, "Alertmanager URL": c.alertmanagerURL,
+		"Alertmanager target": c.alertmanagerTarget, "verdicts scrape target": c.verdictsTarget,
+		"collector telemetry scrape target": c.telemetryTarget, "scrape interval": c.scrapeInterval,
+	} {
+		if v == "" {
+			return fmt.Errorf("dashboards: %s is empty", name)
+		}
+	}
+	return nil
+}
+
+// Files renders every generated file, keyed by its path under GeneratedDir.
+// The output depends on nothing but the code and the options: no time, no
+// map order, no environment.
+func Files(opts ...Option) (map[string][]byte, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	var errs []error
+	add := func(path string, render func() ([]byte, error)) {
+		b, err := render()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			return
+		}
+		files[path] = b
+	}
+	alerts := Alerts()
+	add(PathOverviewJSON, func() ([]byte, error) { return dashboardJSON(Overview()) })
+	add(PathPipelineJSON, func() ([]byte, error) { return dashboardJSON(Pipeline()) })
+	add(PathGrafanaDatasources, func() ([]byte, error) { return yamlOf(c.datasources()) })
+	add(PathGrafanaDashboards, func() ([]byte, error) { return yamlOf(dashboardProvider()) })
+	add(PathGrafanaAlertRules, func() ([]byte, error) {
+		rules, err := grafanaAlertRules(alerts)
+		if err != nil {
+			return nil, err
+		}
+		return yamlOf(rules)
+	})
+	add(PathGrafanaContactPoints, func() ([]byte, error) {
+		cps, err := grafanaContactPoints()
+		if err != nil {
+			return nil, err
+		}
+		return yamlOf(cps)
+	})
+	add(PathPrometheusRules, func() ([]byte, error) { return yamlOf(PrometheusRules(alerts)) })
+	add(PathPrometheusConfig, func() ([]byte, error) { return yamlOf(c.prometheusConfig()) })
+	add(PathAlertmanagerConfig, func() ([]byte, error) { return yamlOf(alertmanagerConfig()) })
+	return files, errors.Join(errs...)
+}
+
+// Generate writes every file under dir/GeneratedDir (dir is the
+// dashboards/ folder), removing generated files that are no longer made.
+func Generate(dir string, opts ...Option) error {
+	files, err := Files(opts...)
+	if err != nil {
+		return err
+	}
+	root := filepath.Join(dir, GeneratedDir)
+	if err := os.RemoveAll(root); err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, files[p], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const generatedHeader = "# Generated by `percause dashboards` (package dashboards). Do not edit: change the Go code and regenerate.\n"
+
+func dashboardJSON(b *dashboard.DashboardBuilder) ([]byte, error) {
+	d, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+func yamlOf(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(generatedHeader)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (c config) datasources() map[string]any {
+	return map[string]any{
+		"apiVersion": 1,
+		"datasources": []any{
+			map[string]any{
+				"name": "Prometheus", "uid": PrometheusUID, "type": "prometheus", "access": "proxy",
+				"url": c.prometheusURL, "isDefault": true, "editable": false,
+				"jsonData": map[string]any{
+					"httpMethod":      "POST",
+					"timeInterval":    c.scrapeInterval,
+					"manageAlerts":    true,
+					"alertmanagerUid": AlertmanagerUID,
+				},
+			},
+			map[string]any{
+				"name": "Jaeger", "uid": JaegerUID, "type": "jaeger", "access": "proxy",
+				"url": c.jaegerURL, "editable": false,
+			},
+			map[string]any{
+				"name": "Alertmanager", "uid": AlertmanagerUID, "type": "alertmanager", "access": "proxy",
+				"url": c.alertmanagerURL, "editable": false,
+				"jsonData": map[string]any{"implementation": "prometheus", "handleGrafanaManagedAlerts": false},
+			},
+		},
+	}
+}
+
+// AlertmanagerUID is the UID of the provisioned Alertmanager datasource.
+const AlertmanagerUID = "percause-alertmanager"
+
+func dashboardProvider() map[string]any {
+	return map[string]any{
+		"apiVersion": 1,
+		"providers": []any{map[string]any{
+			"name": "percause", "folder": grafanaFolder, "type": "file",
+			"disableDeletion": true, "allowUiUpdates": false, "updateIntervalSeconds": 60,
+			"options": map[string]any{"path": GrafanaDashboardsPath},
+		}},
+	}
+}
+
+// Prometheus rule file shapes, with fields in the order people write them.
+type promRuleFile struct {
+	Groups []promRuleGroup `yaml:"groups"`
+}
+
+type promRuleGroup struct {
+	Name  string     `yaml:"name"`
+	Rules []promRule `yaml:"rules"`
+}
+
+type promRule struct {
+	Alert       string            `yaml:"alert"`
+	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+// PrometheusRules is the Prometheus alerting rules file for alerts.
+func PrometheusRules(alerts []Alert) promRuleFile {
+	g := promRuleGroup{Name: "percause"}
+	for _, a := range alerts {
+		g.Rules = append(g.Rules, promRule{
+			Alert:       a.Name,
+			Expr:        a.PromExpr(),
+			For:         a.For,
+			Labels:      map[string]string{"severity": a.Severity},
+			Annotations: map[string]string{"summary": a.Summary, "description": a.Description},
+		})
+	}
+	return promRuleFile{Groups: []promRuleGroup{g}}
+}
+
+func (c config) prometheusConfig() map[string]any {
+	job := func(name, target string) map[string]any {
+		return map[string]any{
+			"job_name": name,
+			// The collector's exporter sets job and instance from each
+			// series' service.name and service.instance.id: keep them.
+			"honor_labels":   true,
+			"static_configs": []any{map[string]any{"targets": []any{target}}},
+		}
+	}
+	return map[string]any{
+		"global": map[string]any{
+			"scrape_interval":     c.scrapeInterval,
+			"evaluation_interval": c.scrapeInterval,
+		},
+		"rule_files": []any{PrometheusRulesPath},
+		"alerting": map[string]any{
+			"alertmanagers": []any{map[string]any{
+				"static_configs": []any{map[string]any{"targets": []any{c.alertmanagerTarget}}},
+			}},
+		},
+		"scrape_configs": []any{
+			job("percause-verdicts", c.verdictsTarget),
+			job("percause-collector", c.telemetryTarget),
+		},
+	}
+}
+
+// alertmanagerConfig routes every percause alert to one receiver. It holds
+// no address or token: to be notified, add a webhook_configs entry in a
+// local copy (see docs/dashboards.md); Grafana's contact point reads its
+// URL from the environment instead.
+func alertmanagerConfig() map[string]any {
+	return map[string]any{
+		"route": map[string]any{
+			"receiver":        "percause",
+			"group_by":        []any{"alertname", lInstallation},
+			"group_wait":      "0s",
+			"group_interval":  "1m",
+			"repeat_interval": "4h",
+		},
+		"receivers": []any{map[string]any{"name": "percause"}},
+	}
+}

@@ -1,0 +1,40 @@
+package dashboards
+
+import (
+	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+const bluetoothRule = "Rule (bluetooth): a stutter on a turn with 0 underruns and a Bluetooth output is the radio between the phone and the earbuds, " +
+	"not the stream; so is a route change while she reads on a turn that stuttered or underran. "
+
+func bluetoothRouteChanges() cog.Builder[dashboard.Panel] {
+	return barsPanel("Route changes by reason",
+		bluetoothRule+"Audio route changes while she reads, by the reason the system gave.",
+		"short").
+		Span(thirdWidth).
+		WithTarget(promRange(sumIncrease(sel(mRouteChanges.prom(), phoneScope), rateInterval, lReason), "{{"+lReason+"}}"))
+}
+
+func bluetoothShare() cog.Builder[dashboard.Panel] {
+	turns := sel(mTurns.prom(), linkScope)
+	bt := sel(mTurns.prom(), with(linkScope, eq(lBluetooth, "true")))
+	return statPanel("Turns on a Bluetooth route",
+		bluetoothRule+"The share of the range's turns whose output route was Bluetooth.",
+		"percentunit").
+		Span(thirdWidth).
+		Height(panelHeight).
+		WithTarget(promInstant(fmt.Sprintf("(%s or vector(0)) / %s", sumIncrease(bt, wholeRange), sumIncrease(turns, wholeRange)), "bluetooth"))
+}
+
+func bluetoothVerdicts() cog.Builder[dashboard.Panel] {
+	return barsPanel("Turns implicating Bluetooth",
+		bluetoothRule+"Turns whose verdict implicated Bluetooth.",
+		"short").
+		Span(thirdWidth).
+		WithTarget(promRange(implicated(semconv.CauseBluetooth, rateInterval), semconv.CauseBluetooth))
+}

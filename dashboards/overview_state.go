@@ -1,0 +1,45 @@
+package dashboards
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+const stateRule = "Rule (state): a live count of any kind that rose on each of the last 3 turns of the same launch " +
+	"is the process holding something it should have let go. "
+
+func stateLiveCounts() cog.Builder[dashboard.Panel] {
+	return timeseriesPanel("Live objects by kind",
+		stateRule+"Players, microphone engines, audio queues, takes, open byte streams, replies in flight, at the end of each turn, per launch. "+
+			"A staircase that a force-quit resets was our process; one that survives it and only a reboot clears was the phone's audio state.",
+		"short").
+		WithTarget(promRange("max"+by(lLiveKind, lLaunch)+" ("+sel(mLiveObjects.prom(), phoneScope)+")",
+			"{{"+lLiveKind+"}} ({{"+lLaunch+"}})"))
+}
+
+func stateMemory() cog.Builder[dashboard.Panel] {
+	return timeseriesPanel("Memory",
+		stateRule+"The app's memory per launch: growth beside a growing live count names the leak's size.",
+		"bytes").
+		Span(thirdWidth).
+		WithTarget(promRange("max"+by(lLaunch)+" ("+sel(mMemory.prom(), phoneScope)+")", "{{"+lLaunch+"}}"))
+}
+
+func stateAppUptime() cog.Builder[dashboard.Panel] {
+	return timeseriesPanel("App and device uptime",
+		stateRule+"App uptime restarts on a relaunch, device uptime on a reboot (both also drawn as annotations).",
+		"s").
+		Span(thirdWidth).
+		WithTarget(promRange("max"+by(lLaunch)+" ("+sel(mAppUptime.prom(), phoneScope)+")", "app {{"+lLaunch+"}}")).
+		WithTarget(promRange("max"+by(lInstallation)+" ("+sel(mDeviceUptime.prom(), phoneScope)+")", "device"))
+}
+
+func stateVerdicts() cog.Builder[dashboard.Panel] {
+	return barsPanel("Turns implicating state",
+		stateRule+"Turns whose verdict implicated accumulated state (alert: live count growing).",
+		"short").
+		Span(thirdWidth).
+		WithTarget(promRange(implicated(semconv.CauseState, rateInterval), semconv.CauseState))
+}

@@ -1,0 +1,226 @@
+package dashboards
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// promtoolBin is the Debian package's promtool (CI installs it).
+const promtoolBin = "/usr/bin/promtool"
+
+// promtoolTestFile is the committed promtool test file, rendered from
+// ruleCases; `promtool test rules` runs it as it is, without Go.
+const promtoolTestFile = "testdata/promtool/alerts_test.yml"
+
+type series struct {
+	Series string `yaml:"series"`
+	Values string `yaml:"values"`
+}
+
+type expAlert struct {
+	ExpLabels      map[string]string `yaml:"exp_labels"`
+	ExpAnnotations map[string]string `yaml:"exp_annotations"`
+}
+
+type alertCase struct {
+	EvalTime  string     `yaml:"eval_time"`
+	Alertname string     `yaml:"alertname"`
+	ExpAlerts []expAlert `yaml:"exp_alerts"`
+}
+
+type ruleTest struct {
+	Name           string      `yaml:"name"`
+	Interval       string      `yaml:"interval"`
+	InputSeries    []series    `yaml:"input_series"`
+	AlertRuleTests []alertCase `yaml:"alert_rule_test"`
+}
+
+type ruleTestFile struct {
+	RuleFiles          []string   `yaml:"rule_files"`
+	EvaluationInterval string     `yaml:"evaluation_interval"`
+	Tests              []ruleTest `yaml:"tests"`
+}
+
+// fires is the alert expected with these labels (besides alertname and
+// severity, added from the rule), annotations rendered from the rule.
+func fires(name string, labels map[string]string) expAlert {
+	var a Alert
+	for _, x := range Alerts() {
+		if x.Name == name {
+			a = x
+		}
+	}
+	l := map[string]string{"severity": a.Severity}
+	for k, v := range labels {
+		l[k] = v
+	}
+	render := func(s string) string {
+		return regexp.MustCompile(`\{\{ \$labels\.([a-z_]+) \}\}`).ReplaceAllStringFunc(s, func(m string) string {
+			return labels[regexp.MustCompile(`\$labels\.([a-z_]+)`).FindStringSubmatch(m)[1]]
+		})
+	}
+	return expAlert{ExpLabels: l, ExpAnnotations: map[string]string{"summary": render(a.Summary), "description": render(a.Description)}}
+}
+
+func inst(id string) map[string]string { return map[string]string{lInstallation: id} }
+
+// ruleCases: every alert firing and every case that must stay quiet, in
+// particular a relaunch restarting the pool_reset tally at 0. Samples are a
+// minute apart; "_" is no sample (the series does not exist yet or any more).
+func ruleCases() []ruleTest {
+	pool := func(launch, lane, values string) series {
+		return series{Series: `pippa_pool_resets_total{app_installation_id="i1",service_instance_id="` + launch + `",pippa_lane="` + lane + `"}`, Values: values}
+	}
+	return []ruleTest{
+		{
+			Name: "pool_reset moves within a launch: fires for the window, then resolves",
+			InputSeries: []series{
+				pool("l1", semconv.LaneControl, "0x10 1x30"),
+				pool("l1", semconv.LaneBulk, "0x40"),
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "5m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "12m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+				{EvalTime: "19m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+				{EvalTime: "25m", Alertname: AlertPoolResetMoved},
+			},
+		},
+		{
+			Name: "relaunch: the old launch's tally of 2 stops, the new launch restarts at 0: quiet",
+			InputSeries: []series{
+				pool("l1", semconv.LaneControl, "2x20 _x20"),
+				pool("l2", semconv.LaneControl, "_x20 0x20"),
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "15m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "21m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "25m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "35m", Alertname: AlertPoolResetMoved},
+			},
+		},
+		{
+			Name: "a launch whose first export already carries a heal (a new series born at 1): fires",
+			InputSeries: []series{
+				pool("l1", semconv.LaneControl, "2x20 _x20"),
+				pool("l2", semconv.LaneControl, "_x20 1x20"),
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "15m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "22m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+				{EvalTime: "35m", Alertname: AlertPoolResetMoved},
+			},
+		},
+		{
+			Name: "pool_reset moves on one installation only: the alert names it",
+			InputSeries: []series{
+				{Series: `pippa_pool_resets_total{app_installation_id="i1",service_instance_id="a",pippa_lane="bulk"}`, Values: "0x30"},
+				{Series: `pippa_pool_resets_total{app_installation_id="i2",service_instance_id="b",pippa_lane="bulk"}`, Values: "0x10 1x10 2x10"},
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "22m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i2"))}},
+			},
+		},
+		{
+			Name: "a live count growing turn over turn: the state verdict fires; other causes are quiet",
+			InputSeries: []series{
+				{Series: `percause_cause_implicated_total{app_installation_id="i1",percause_cause="network"}`, Values: "1+1x30"},
+				{Series: `percause_cause_implicated_total{app_installation_id="i1",percause_cause="state"}`, Values: "_x15 1x15"},
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "10m", Alertname: AlertLiveCountGrowing},
+				{EvalTime: "17m", Alertname: AlertLiveCountGrowing, ExpAlerts: []expAlert{fires(AlertLiveCountGrowing, inst("i1"))}},
+				{EvalTime: "29m", Alertname: AlertLiveCountGrowing},
+			},
+		},
+		{
+			Name: "synthesis slower than real time for 2 minutes fires; faster than real time is quiet",
+			InputSeries: []series{
+				// Slow engine launch: 1 take a minute at rate 0.8.
+				{Series: `pippa_tts_take_rate_sum{service_name="pippa-engine",service_instance_id="slow"}`, Values: "0+0.8x40"},
+				{Series: `pippa_tts_take_rate_count{service_name="pippa-engine",service_instance_id="slow"}`, Values: "0+1x40"},
+				// Fast engine launch: rate 1.6.
+				{Series: `pippa_tts_take_rate_sum{service_name="pippa-engine",service_instance_id="fast"}`, Values: "0+1.6x40"},
+				{Series: `pippa_tts_take_rate_count{service_name="pippa-engine",service_instance_id="fast"}`, Values: "0+1x40"},
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "1m", Alertname: AlertSynthesisTooSlow},
+				{EvalTime: "20m", Alertname: AlertSynthesisTooSlow, ExpAlerts: []expAlert{
+					fires(AlertSynthesisTooSlow, map[string]string{lLaunch: "slow"}),
+				}},
+			},
+		},
+		{
+			Name: "Reconnecting fired (a status counter born at 1); other statuses are quiet",
+			InputSeries: []series{
+				{Series: `pippa_link_status_changes_total{app_installation_id="i1",service_instance_id="a",pippa_link_status="ok"}`, Values: "1+1x30"},
+				{Series: `pippa_link_status_changes_total{app_installation_id="i1",service_instance_id="a",pippa_link_status="reconnecting"}`, Values: "_x10 1x10 2x10"},
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "5m", Alertname: AlertReconnectingFired},
+				{EvalTime: "12m", Alertname: AlertReconnectingFired, ExpAlerts: []expAlert{fires(AlertReconnectingFired, inst("i1"))}},
+				{EvalTime: "25m", Alertname: AlertReconnectingFired, ExpAlerts: []expAlert{fires(AlertReconnectingFired, inst("i1"))}},
+				{EvalTime: "33m", Alertname: AlertReconnectingFired},
+			},
+		},
+	}
+}
+
+func renderPromtoolTests(t *testing.T) []byte {
+	t.Helper()
+	tests := ruleCases()
+	for i := range tests {
+		tests[i].Interval = "1m"
+	}
+	f := ruleTestFile{
+		RuleFiles:          []string{"../../" + GeneratedDir + "/" + PathPrometheusRules},
+		EvaluationInterval: "1m",
+		Tests:              tests,
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Rendered from promtool_test.go (go test ./dashboards -run Promtool -update). Run: promtool test rules " + filepath.Base(promtoolTestFile) + "\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestAlertRulesWithPromtool runs `promtool test rules` on the committed
+// test file against the generated rules.
+func TestAlertRulesWithPromtool(t *testing.T) {
+	want := renderPromtoolTests(t)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(promtoolTestFile), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(promtoolTestFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(promtoolTestFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: run go test ./dashboards -run Promtool -update", promtoolTestFile)
+	}
+	if _, err := os.Stat(promtoolBin); err != nil {
+		t.Skipf("%s not installed (apt-get install prometheus): %v", promtoolBin, err)
+	}
+	cmd := exec.Command(promtoolBin, "test", "rules", filepath.Base(promtoolTestFile))
+	cmd.Dir = filepath.Dir(promtoolTestFile)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
