@@ -1,0 +1,11 @@
+// Package distro is percause's collector distribution: the component
+// factories (components.go, laid out like the Collector Builder's output) and
+// the collector settings that `percause collector` hands to otelcol.
+//
+// It carries the OTLP receiver, the verdict processor, batch and
+// memory_limiter, the count connector, the Prometheus, Prometheus remote
+// write, OTLP/HTTP, debug and file exporters, and the file_storage,
+// bearertokenauth and health_check extensions. The load-balancing exporter is
+// not among them (it cannot be built here); agents of a scale-out run the
+// upstream contrib distribution, see collector-config/agent.yaml.
+package distro

@@ -1,0 +1,431 @@
+package verdictprocessor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// The readings are the only part of a span the processor keeps: what the rules
+// read, already typed and checked, so a pending turn holds a few hundred bytes
+// instead of its spans.
+
+// maxProblems bounds how many bad-input notes a turn keeps (the evidence names
+// the first ones; a hostile trace cannot grow the state).
+const maxProblems = 4
+
+// maxUnits bounds how many units a turn keeps; a real turn reads tens.
+const maxUnits = 512
+
+// maxRouteChanges bounds the route changes a turn keeps.
+const maxRouteChanges = 16
+
+// turnReading is what the rules need from a voice.turn span.
+type turnReading struct {
+	spanID   pcommon.SpanID
+	resource pcommon.Resource
+	index    int64
+	link     string
+
+	stutter      bool
+	bluetooth    bool
+	btOutput     string // the first Bluetooth output, for the evidence
+	routeChanges []routeChange
+
+	live []liveSeries
+
+	poolResets, poolBefore       int64
+	hasPoolResets, hasPoolBefore bool
+
+	listenGrant, listenSession, listenTotal float64
+	hasGrant, hasSession, hasTotal          bool
+
+	units    int64 // how many units the turn says it read; -1 when not said
+	problems []string
+}
+
+type routeChange struct {
+	at     float64
+	reason string
+}
+
+// liveSeries is one live-object count: the earlier turns' values, oldest
+// first, then this turn's.
+type liveSeries struct {
+	kind   string
+	series []int64
+}
+
+// unitReading is what the rules need from a voice.unit span.
+type unitReading struct {
+	spanID    pcommon.SpanID
+	index     int64
+	takeID    string
+	underruns int64
+	silent    float64
+	cushion   float64
+	lead      float64
+	hasLead   bool
+	problems  []string
+}
+
+// takeReading is what the rules need from a tts.take span.
+type takeReading struct {
+	spanID  pcommon.SpanID
+	id      string
+	need    float64
+	problem string // why need cannot be read ("" when it can)
+}
+
+// attrReader reads typed attributes and collects what is wrong with them.
+type attrReader struct {
+	attrs    pcommon.Map
+	where    string // "unit 3", "take t3", "voice.turn"
+	problems []string
+}
+
+func (r *attrReader) note(format string, args ...any) {
+	if len(r.problems) < maxProblems {
+		r.problems = append(r.problems, r.where+": "+fmt.Sprintf(format, args...))
+	}
+}
+
+// integer reads an int attribute; a double holding a whole number is taken as
+// is (clients in other languages may send counts as doubles).
+func (r *attrReader) integer(key string) (int64, bool) {
+	v, ok := r.attrs.Get(key)
+	if !ok {
+		return 0, false
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), true
+	case pcommon.ValueTypeDouble:
+		d := v.Double()
+		if d == math.Trunc(d) && !math.IsInf(d, 0) && math.Abs(d) < 1<<53 {
+			return int64(d), true
+		}
+		r.note("%s is %v, want an integer", key, d)
+	default:
+		r.note("%s is a %s, want an integer", key, strings.ToLower(v.Type().String()))
+	}
+	return 0, false
+}
+
+// count reads a non-negative int attribute.
+func (r *attrReader) count(key string) (int64, bool) {
+	n, ok := r.integer(key)
+	if ok && n < 0 {
+		r.note("%s is negative (%d)", key, n)
+		return 0, false
+	}
+	return n, ok
+}
+
+// number reads a finite double attribute; an int is taken as its value.
+func (r *attrReader) number(key string) (float64, bool) {
+	v, ok := r.attrs.Get(key)
+	if !ok {
+		return 0, false
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		d := v.Double()
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			r.note("%s is %v", key, d)
+			return 0, false
+		}
+		return d, true
+	case pcommon.ValueTypeInt:
+		return float64(v.Int()), true
+	default:
+		r.note("%s is a %s, want a number", key, strings.ToLower(v.Type().String()))
+		return 0, false
+	}
+}
+
+// seconds reads a duration in seconds, which must not be negative.
+func (r *attrReader) seconds(key string) (float64, bool) {
+	d, ok := r.number(key)
+	if ok && d < 0 {
+		r.note("%s is a negative duration (%.2f s)", key, d)
+		return 0, false
+	}
+	return d, ok
+}
+
+func (r *attrReader) boolean(key string) (bool, bool) {
+	v, ok := r.attrs.Get(key)
+	if !ok {
+		return false, false
+	}
+	if v.Type() != pcommon.ValueTypeBool {
+		r.note("%s is a %s, want a bool", key, strings.ToLower(v.Type().String()))
+		return false, false
+	}
+	return v.Bool(), true
+}
+
+func (r *attrReader) str(key string) (string, bool) {
+	v, ok := r.attrs.Get(key)
+	if !ok {
+		return "", false
+	}
+	if v.Type() != pcommon.ValueTypeStr {
+		r.note("%s is a %s, want a string", key, strings.ToLower(v.Type().String()))
+		return "", false
+	}
+	return v.Str(), true
+}
+
+func (r *attrReader) strings(key string) []string {
+	v, ok := r.attrs.Get(key)
+	if !ok {
+		return nil
+	}
+	if v.Type() != pcommon.ValueTypeSlice {
+		r.note("%s is a %s, want a string array", key, strings.ToLower(v.Type().String()))
+		return nil
+	}
+	s := v.Slice()
+	out := make([]string, 0, s.Len())
+	for i := 0; i < s.Len(); i++ {
+		e := s.At(i)
+		if e.Type() != pcommon.ValueTypeStr {
+			r.note("%s[%d] is a %s, want a string", key, i, strings.ToLower(e.Type().String()))
+			return nil
+		}
+		out = append(out, e.Str())
+	}
+	return out
+}
+
+// counts reads an int array of non-negative counts.
+func (r *attrReader) counts(key string) ([]int64, bool) {
+	v, ok := r.attrs.Get(key)
+	if !ok {
+		return nil, false
+	}
+	if v.Type() != pcommon.ValueTypeSlice {
+		r.note("%s is a %s, want an int array", key, strings.ToLower(v.Type().String()))
+		return nil, false
+	}
+	s := v.Slice()
+	if s.Len() > semconv.LiveHistory {
+		// Only the most recent history matters; keep the tail.
+		s2 := pcommon.NewSlice()
+		for i := s.Len() - semconv.LiveHistory; i < s.Len(); i++ {
+			s.At(i).CopyTo(s2.AppendEmpty())
+		}
+		s = s2
+	}
+	out := make([]int64, 0, s.Len()+1)
+	for i := 0; i < s.Len(); i++ {
+		e := s.At(i)
+		var n int64
+		switch e.Type() {
+		case pcommon.ValueTypeInt:
+			n = e.Int()
+		case pcommon.ValueTypeDouble:
+			d := e.Double()
+			if d != math.Trunc(d) || math.IsInf(d, 0) || math.Abs(d) >= 1<<53 {
+				r.note("%s[%d] is %v, want an integer", key, i, d)
+				return nil, false
+			}
+			n = int64(d)
+		default:
+			r.note("%s[%d] is a %s, want an integer", key, i, strings.ToLower(e.Type().String()))
+			return nil, false
+		}
+		if n < 0 {
+			r.note("%s[%d] is negative (%d)", key, i, n)
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// isBluetoothPort reports whether an audio port kind is a Bluetooth one
+// (bluetooth_a2dp, bluetooth_hfp, bluetooth_le, …).
+func isBluetoothPort(kind string) bool { return strings.HasPrefix(kind, "bluetooth") }
+
+// readTurn extracts a voice.turn span's readings. The resource is cloned
+// because the verdict span is emitted under the phone's resource later, when
+// the batch that carried the turn is long gone.
+func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
+	attrs := span.Attributes()
+	r := attrReader{attrs: attrs, where: semconv.SpanVoiceTurn}
+	t := &turnReading{spanID: span.SpanID(), units: -1, resource: pcommon.NewResource()}
+	res.CopyTo(t.resource)
+
+	t.index, _ = r.integer(semconv.TurnIndex)
+	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
+		t.link = link
+	}
+	t.stutter, _ = r.boolean(semconv.TurnStutter)
+	bt, hasBT := r.boolean(semconv.RouteBluetooth)
+	for _, o := range r.strings(semconv.RouteOutputs) {
+		if isBluetoothPort(o) {
+			if t.btOutput == "" {
+				t.btOutput = o
+			}
+			if !hasBT {
+				bt = true
+			}
+		}
+	}
+	t.bluetooth = bt
+	if t.bluetooth && t.btOutput == "" {
+		t.btOutput = "bluetooth"
+	}
+
+	events := span.Events()
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != semconv.EventRouteChange || len(t.routeChanges) >= maxRouteChanges {
+			continue
+		}
+		er := attrReader{attrs: ev.Attributes(), where: semconv.EventRouteChange}
+		at, ok := er.number(semconv.RouteChangeAt)
+		reason, _ := er.str(semconv.RouteChangeReason)
+		r.problems = appendProblems(r.problems, er.problems)
+		if ok {
+			t.routeChanges = append(t.routeChanges, routeChange{at: at, reason: reason})
+		}
+	}
+
+	t.live = readLive(&r, attrs)
+
+	t.poolResets, t.hasPoolResets = r.count(semconv.PoolResets)
+	t.poolBefore, t.hasPoolBefore = r.count(semconv.PoolResetsBefore)
+	if t.hasPoolResets && t.hasPoolBefore && t.poolResets < t.poolBefore {
+		// The tally of one launch never counts down; a report that says so
+		// cannot be read.
+		r.note("%s went down within a launch (%d → %d)", semconv.PoolResets, t.poolBefore, t.poolResets)
+		t.hasPoolResets = false
+	}
+
+	t.listenGrant, t.hasGrant = r.seconds(semconv.ListenGrant)
+	t.listenSession, t.hasSession = r.seconds(semconv.ListenSession)
+	t.listenTotal, t.hasTotal = r.seconds(semconv.ListenTotal)
+	if n, ok := r.count(semconv.TurnUnits); ok {
+		t.units = n
+	}
+	t.problems = r.problems
+	return t
+}
+
+// readLive collects every live count (any kind: pippa.live.<kind> holding an
+// int) with its history, in semconv.LiveKinds order and then by name.
+func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
+	var out []liveSeries
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if !strings.HasPrefix(k, semconv.LivePrefix) || strings.HasSuffix(k, semconv.LiveBeforeSuffix) {
+			return true
+		}
+		kind := strings.TrimPrefix(k, semconv.LivePrefix)
+		if kind == "" || strings.Contains(kind, ".") {
+			return true
+		}
+		now, ok := r.count(k)
+		if !ok {
+			return true
+		}
+		series, _ := r.counts(semconv.LiveBeforeAttr(kind))
+		out = append(out, liveSeries{kind: kind, series: append(series, now)})
+		return true
+	})
+	rank := func(kind string) int {
+		for i, k := range semconv.LiveKinds {
+			if k == kind {
+				return i
+			}
+		}
+		return len(semconv.LiveKinds)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, rj := rank(out[i].kind), rank(out[j].kind)
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].kind < out[j].kind
+	})
+	return out
+}
+
+// readUnit extracts a voice.unit span's readings.
+func readUnit(span ptrace.Span) unitReading {
+	attrs := span.Attributes()
+	r := attrReader{attrs: attrs, where: "unit ?"}
+	u := unitReading{spanID: span.SpanID(), index: -1}
+	if idx, ok := r.integer(semconv.UnitIndex); ok {
+		u.index = idx
+		r.where = fmt.Sprintf("unit %d", idx)
+	}
+	u.takeID, _ = r.str(semconv.TakeID)
+	if n, ok := r.count(semconv.UnitUnderruns); ok {
+		u.underruns = n
+	} else if _, present := attrs.Get(semconv.UnitUnderruns); !present {
+		r.note("%s missing", semconv.UnitUnderruns)
+	}
+	if u.underruns > 0 {
+		// What rule 1 needs to read an underrun.
+		var ok bool
+		if u.silent, ok = r.seconds(semconv.UnitSilent); !ok {
+			if _, present := attrs.Get(semconv.UnitSilent); !present {
+				r.note("%s missing", semconv.UnitSilent)
+			}
+		}
+		if u.cushion, ok = r.seconds(semconv.UnitCushion); !ok {
+			if _, present := attrs.Get(semconv.UnitCushion); !present {
+				r.note("%s missing", semconv.UnitCushion)
+			}
+		}
+		if u.takeID == "" {
+			r.note("underran but names no take (%s)", semconv.TakeID)
+		}
+	}
+	u.lead, u.hasLead = r.number(semconv.UnitLead)
+	u.problems = r.problems
+	return u
+}
+
+// readTake extracts a tts.take span's readings; ok is false when it names no
+// take (it cannot be matched to a unit, so it is dropped and counted).
+func readTake(span ptrace.Span) (takeReading, bool) {
+	attrs := span.Attributes()
+	r := attrReader{attrs: attrs}
+	id, ok := r.str(semconv.TakeID)
+	if !ok || id == "" {
+		return takeReading{}, false
+	}
+	r.where = "take " + id
+	t := takeReading{spanID: span.SpanID(), id: id}
+	need, ok := r.seconds(semconv.TakeNeed)
+	switch {
+	case ok:
+		t.need = need
+	case len(r.problems) > 0:
+		t.problem = r.problems[0]
+	default:
+		t.problem = r.where + ": " + semconv.TakeNeed + " missing"
+	}
+	return t, true
+}
+
+func appendProblems(dst, src []string) []string {
+	for _, p := range src {
+		if len(dst) >= maxProblems {
+			break
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
