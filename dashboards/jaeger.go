@@ -1,6 +1,7 @@
 package dashboards
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -53,6 +54,15 @@ func JaegerQueryVariantConfig() variants.DataqueryConfig {
 		DataqueryUnmarshaler: func(raw []byte) (variants.Dataquery, error) {
 			q := JaegerQuery{}
 			if err := json.Unmarshal(raw, &q); err != nil {
+				return nil, err
+			}
+			return q, nil
+		},
+		StrictDataqueryUnmarshaler: func(raw []byte) (variants.Dataquery, error) {
+			q := JaegerQuery{}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&q); err != nil {
 				return nil, err
 			}
 			return q, nil

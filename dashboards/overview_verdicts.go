@@ -63,6 +63,7 @@ func recentTurnVerdicts() cog.Builder[dashboard.Panel] {
 		Datasource(jaegerDS()).
 		Height(panelHeight * 3 / 2).
 		Span(fullWidth).
+		Footer(common.NewTableFooterOptionsBuilder().Show(false).Reducer([]string{}).EnablePagination(true)).
 		WithTarget(NewJaegerSearch(semconv.ServicePhone, semconv.SpanVerdict).
 			Datasource(jaegerDS()).
 			Limit(recentVerdicts))
