@@ -28,8 +28,12 @@ const (
 // Shape is the link's steady character. Zero values mean no limit.
 type Shape struct {
 	// Bandwidth bounds the bytes per person-second from the engine to the
-	// phone (the direction audio travels).
+	// phone (the direction audio travels), shared by every connection as on
+	// one link.
 	Bandwidth float64
+	// Uplink bounds the bytes per person-second from the phone to the
+	// engine (uploads), shared likewise.
+	Uplink float64
 	// Latency delays every byte in each direction, in person-seconds.
 	Latency float64
 }
@@ -39,6 +43,8 @@ func (s Shape) Validate() error {
 	switch {
 	case math.IsNaN(s.Bandwidth) || math.IsInf(s.Bandwidth, 0) || s.Bandwidth < 0:
 		return fmt.Errorf("faults: bandwidth must be finite and >= 0 bytes/s, got %v", s.Bandwidth)
+	case math.IsNaN(s.Uplink) || math.IsInf(s.Uplink, 0) || s.Uplink < 0:
+		return fmt.Errorf("faults: uplink must be finite and >= 0 bytes/s, got %v", s.Uplink)
 	case math.IsNaN(s.Latency) || math.IsInf(s.Latency, 0) || s.Latency < 0:
 		return fmt.Errorf("faults: latency must be finite and >= 0 s, got %v", s.Latency)
 	}
@@ -90,6 +96,9 @@ type Proxy struct {
 	conns      map[*link]struct{}
 	closed     bool
 	wake       chan struct{} // closed and replaced whenever the faults change
+	// nextDown, nextUp: when the link's bandwidth lets the next byte leave
+	// in each direction (shared by all connections).
+	nextDown, nextUp time.Time
 
 	accepted, refused, held, staled atomic.Int64
 	down, up, swallowed             atomic.Int64
@@ -388,9 +397,8 @@ func (l *link) pipe(src, dst net.Conn, down bool) {
 			}
 		}
 	}()
-	var next time.Time // when the bandwidth allows the next byte
 	for c := range q {
-		if !l.deliver(c, dst, down, &next) {
+		if !l.deliver(c, dst, down) {
 			break
 		}
 	}
@@ -404,12 +412,16 @@ func (l *link) pipe(src, dst net.Conn, down bool) {
 }
 
 // deliver writes one chunk once latency, stalls and bandwidth allow it.
-func (l *link) deliver(c chunk, dst net.Conn, down bool, next *time.Time) bool {
+func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 	p := l.p
 	for {
 		p.mu.Lock()
 		shape, stallUntil, wake := p.shape, p.stallUntil, p.wake
 		p.mu.Unlock()
+		bw, next := shape.Uplink, &p.nextUp
+		if down {
+			bw, next = shape.Bandwidth, &p.nextDown
+		}
 		if l.isStale() {
 			p.swallowed.Add(int64(len(c.b)))
 			return true
@@ -428,14 +440,21 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool, next *time.Time) bool {
 			continue
 		}
 		b := c.b
-		if down && shape.Bandwidth > 0 {
-			// Pace: the next byte may leave when the previous ones have
-			// had their share of the bandwidth.
+		if bw > 0 {
+			// Pace: the chunk leaves when the bytes before it on the link
+			// have had their share of the bandwidth; it books its own.
+			p.mu.Lock()
 			now := time.Now()
 			if next.Before(now) {
 				*next = now
 			}
-			if wait := time.Until(*next); wait > 0 {
+			wait := next.Sub(now)
+			if wait <= 0 {
+				perByte := float64(time.Second) / (bw * p.scale)
+				*next = next.Add(time.Duration(float64(len(b)) * perByte))
+			}
+			p.mu.Unlock()
+			if wait > 0 {
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
@@ -444,8 +463,6 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool, next *time.Time) bool {
 				}
 				continue
 			}
-			perByte := float64(time.Second) / (shape.Bandwidth * p.scale)
-			*next = next.Add(time.Duration(float64(len(b)) * perByte))
 		}
 		n, err := dst.Write(b)
 		if down {

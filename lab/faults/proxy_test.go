@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,6 +83,46 @@ func TestBandwidthBoundsTransfer(t *testing.T) {
 	}
 	if min := time.Duration(0.9 * n / (bw * scale) * float64(time.Second)); time.Since(t0) < min {
 		t.Errorf("%d bytes in %v, faster than the bandwidth allows (%v)", n, time.Since(t0), min)
+	}
+}
+
+// Two connections share the link's bandwidth: together they are no faster
+// than one.
+func TestBandwidthIsShared(t *testing.T) {
+	up, _ := upstream(t)
+	const bw, n = 40000.0, 8000
+	p := start(t, up.Listener.Addr().String(), WithShape(Shape{Bandwidth: bw}))
+	t0 := time.Now()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			c := &http.Client{Transport: &http.Transport{}}
+			_, err := get(t, c, fmt.Sprintf("%s/bytes?n=%d", p.URL(), n))
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if min := time.Duration(0.9 * 2 * n / bw * float64(time.Second)); time.Since(t0) < min {
+		t.Errorf("2×%d bytes in %v, faster than the shared bandwidth allows (%v)", n, time.Since(t0), min)
+	}
+}
+
+func TestUplinkBoundsUpload(t *testing.T) {
+	up, _ := upstream(t)
+	const bw, n = 40000.0, 12000
+	p := start(t, up.Listener.Addr().String(), WithShape(Shape{Uplink: bw}))
+	t0 := time.Now()
+	resp, err := http.Post(p.URL()+"/upload", "application/octet-stream", strings.NewReader(strings.Repeat("x", n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if min := time.Duration(0.9 * n / bw * float64(time.Second)); time.Since(t0) < min {
+		t.Errorf("%d bytes up in %v, faster than the uplink allows (%v)", n, time.Since(t0), min)
 	}
 }
 
