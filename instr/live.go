@@ -1,0 +1,79 @@
+package instr
+
+import (
+	"sync/atomic"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// numKinds is len(semconv.LiveKinds); the registry indexes kinds by position.
+const numKinds = 6
+
+// kindIndex maps a live-object kind to its slot, or -1.
+func kindIndex(kind string) int {
+	switch kind {
+	case semconv.LivePlayers:
+		return 0
+	case semconv.LiveMicEngines:
+		return 1
+	case semconv.LiveAudioQueues:
+		return 2
+	case semconv.LiveTakes:
+		return 3
+	case semconv.LiveByteStreams:
+		return 4
+	case semconv.LiveRepliesInFlight:
+		return 5
+	}
+	return -1
+}
+
+// Live is the live-object registry: code adds 1 when it makes a player, a
+// microphone engine, an audio queue, a take, a byte stream or a reply in
+// flight, and -1 when it lets it go. Every turn report reads it, and it is
+// exported as the gauge pippa.live.objects{pippa.live.kind}. Safe for
+// concurrent use; Add is a single atomic operation.
+type Live struct {
+	counts   [numKinds]atomic.Int64
+	rejected atomic.Int64
+}
+
+// Add changes kind's count by delta. kind must be one of semconv.LiveKinds;
+// anything else is refused (the kind is a metric attribute and must stay a
+// bounded set) and counted.
+func (l *Live) Add(kind string, delta int) error {
+	i := kindIndex(kind)
+	if i < 0 {
+		l.rejected.Add(1)
+		return &InputError{"Live.Add", "kind", kind, "not one of semconv.LiveKinds"}
+	}
+	l.counts[i].Add(int64(delta))
+	return nil
+}
+
+// Get is kind's count now (0 for an unknown kind).
+func (l *Live) Get(kind string) int {
+	if i := kindIndex(kind); i >= 0 {
+		return int(l.counts[i].Load())
+	}
+	return 0
+}
+
+// Snapshot returns every kind's count now.
+func (l *Live) Snapshot() map[string]int {
+	m := make(map[string]int, numKinds)
+	for i, k := range semconv.LiveKinds {
+		m[k] = int(l.counts[i].Load())
+	}
+	return m
+}
+
+// Rejected is how many Add calls named an unknown kind.
+func (l *Live) Rejected() int { return int(l.rejected.Load()) }
+
+func (l *Live) snapshot() (s [numKinds]int64) {
+	for i := range s {
+		s[i] = l.counts[i].Load()
+	}
+	return s
+}

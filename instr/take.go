@@ -1,0 +1,199 @@
+package instr
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/percause/percause/exporters/textlines"
+	"github.com/percause/percause/instr/semconv"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// takeTracker knows the takes in flight, engine-wide, for beside.
+type takeTracker struct {
+	mu     sync.Mutex
+	active map[*Take]struct{}
+}
+
+// Take is one engine take's report: the span tts.take. Its methods are safe
+// for concurrent use.
+type Take struct {
+	sdk   *SDK
+	span  trace.Span
+	id    string
+	start time.Time
+	err   error // set when the take could not start (an empty id)
+
+	mu        sync.Mutex
+	ended     bool
+	firstByte time.Time
+	hasFirst  bool
+	produced  float64
+	need      float64
+	buf       [8]attribute.KeyValue
+
+	beside int // guarded by sdk.takes.mu
+}
+
+// StartTake starts a take's span, tts.take, as a child of ctx: pass the
+// request's context after Extract so the take lands in the phone's turn trace.
+// An empty id returns a take whose every call reports the error.
+func (s *SDK) StartTake(ctx context.Context, id string) (context.Context, *Take) {
+	if id == "" {
+		s.inst.reject("StartTake")
+		return ctx, &Take{sdk: s, err: &InputError{"StartTake", "id", id, "empty take id"}}
+	}
+	start := s.now()
+	ctx, span := s.tracer.Start(ctx, semconv.SpanTTSTake, trace.WithTimestamp(start))
+	t := &Take{sdk: s, span: span, id: id, start: start}
+	s.takes.mu.Lock()
+	n := len(s.takes.active)
+	for o := range s.takes.active {
+		o.beside = max(o.beside, n)
+	}
+	t.beside = n
+	s.takes.active[t] = struct{}{}
+	s.takes.mu.Unlock()
+	return ctx, t
+}
+
+// ID is the take's id.
+func (t *Take) ID() string { return t.id }
+
+func (t *Take) lock(call string) error {
+	if t.err != nil {
+		t.sdk.inst.reject(call)
+		return t.err
+	}
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		t.sdk.inst.reject(call)
+		return endedError(call)
+	}
+	return nil
+}
+
+func (t *Take) refuse(call string, err error) error {
+	t.mu.Unlock()
+	t.sdk.inst.reject(call)
+	return err
+}
+
+// FirstByte marks the take's first audio byte, now. Playback of the take is
+// assumed to start here, at real time.
+func (t *Take) FirstByte() error {
+	const call = "Take.FirstByte"
+	if err := t.lock(call); err != nil {
+		return err
+	}
+	if t.hasFirst {
+		return t.refuse(call, &InputError{call, "first byte", t.firstByte, "already marked"})
+	}
+	t.firstByte, t.hasFirst = t.sdk.now(), true
+	t.mu.Unlock()
+	return nil
+}
+
+// Progress marks that audioSeconds of audio (cumulative) have been produced,
+// now. need is the worst lag of production behind real-time playback from the
+// first byte over these marks. A first mark with audio before FirstByte was
+// called marks the first byte.
+func (t *Take) Progress(audioSeconds float64) error {
+	const call = "Take.Progress"
+	if err := t.lock(call); err != nil {
+		return err
+	}
+	if err := t.checkAudio(call, audioSeconds); err != nil {
+		return t.refuse(call, err)
+	}
+	t.mark(t.sdk.now(), audioSeconds)
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *Take) checkAudio(call string, audio float64) error {
+	if err := checkSeconds(call, "audioSeconds", audio); err != nil {
+		return err
+	}
+	if audio < t.produced {
+		return &InputError{call, "audioSeconds", audio, "less than the audio already reported (it is cumulative)"}
+	}
+	return nil
+}
+
+func (t *Take) mark(now time.Time, audio float64) {
+	t.produced = audio
+	if !t.hasFirst {
+		if audio <= 0 {
+			return
+		}
+		t.firstByte, t.hasFirst = now, true
+	}
+	if lag := t.sdk.scaled(now.Sub(t.firstByte)) - audio; lag > t.need {
+		t.need = lag
+	}
+}
+
+// End ends the take with audioSeconds of audio in all and records first byte,
+// total, audio, rate (audio seconds per second of making), need and beside.
+// Invalid audio still ends the take, with the last valid reading, and returns
+// the error. Ending twice returns ErrEnded.
+func (t *Take) End(audioSeconds float64) error {
+	const call = "Take.End"
+	if err := t.lock(call); err != nil {
+		return err
+	}
+	t.ended = true
+	s := t.sdk
+	now := s.now()
+	inputErr := t.checkAudio(call, audioSeconds)
+	if inputErr != nil {
+		audioSeconds = t.produced
+		s.inst.reject(call)
+	}
+	if !t.hasFirst {
+		t.firstByte, t.hasFirst = now, true
+	}
+	t.mark(now, audioSeconds)
+	total := s.scaled(now.Sub(t.start))
+	firstByte := s.scaled(t.firstByte.Sub(t.start))
+	rate := 0.0
+	if total > 0 {
+		rate = audioSeconds / total
+	}
+	need := max(t.need, 0)
+
+	s.takes.mu.Lock()
+	delete(s.takes.active, t)
+	beside := t.beside
+	s.takes.mu.Unlock()
+
+	kv := append(t.buf[:0],
+		attribute.String(semconv.TakeID, t.id),
+		attribute.Float64(semconv.TakeFirstByte, firstByte),
+		attribute.Float64(semconv.TakeTotal, total),
+		attribute.Float64(semconv.TakeAudio, audioSeconds),
+		attribute.Float64(semconv.TakeRate, rate),
+		attribute.Float64(semconv.TakeNeed, need),
+		attribute.Int(semconv.TakeBeside, beside),
+	)
+	t.span.SetAttributes(kv...)
+	t.span.End(trace.WithTimestamp(now))
+	t.mu.Unlock()
+
+	in, ctx := s.inst, context.Background()
+	in.takeFirstByte.Record(ctx, firstByte, in.none.rec...)
+	in.takeNeed.Record(ctx, need, in.none.rec...)
+	in.takeRate.Record(ctx, rate, in.none.rec...)
+	in.takeBeside.Record(ctx, int64(beside), in.none.rec...)
+	if s.text != nil {
+		if err := s.text.WriteTake(&textlines.Take{ID: t.id, TraceID: t.span.SpanContext().TraceID().String(),
+			FirstByte: firstByte, Total: total, Audio: audioSeconds, Rate: rate, Need: need, Beside: beside}); err != nil {
+			s.logger.Warn("instr: writing the [tts-take] line", "reason", err.Error())
+		}
+	}
+	return inputErr
+}
