@@ -423,4 +423,3 @@ func gaugeBy(list []*metricpb.Metric, key, value string) int64 {
 	}
 	return -1
 }
-
