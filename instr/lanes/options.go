@@ -26,8 +26,9 @@ const (
 	// DefaultResetSpacing is the least time between two heals of one lane.
 	DefaultResetSpacing = 20 * time.Second
 	// DefaultNotSentAfter is how long a call may wait for a connection
-	// before the wait counts as "not sent".
-	DefaultNotSentAfter = 5 * time.Second
+	// before the wait counts as "not sent": long enough that a handshake
+	// never counts, short enough to show within a check's 5 s timeout.
+	DefaultNotSentAfter = 2 * time.Second
 	// DefaultDialTimeout bounds opening one connection.
 	DefaultDialTimeout = 10 * time.Second
 	// DefaultIdleConnTimeout closes kept-alive connections idle this long.
@@ -94,7 +95,7 @@ func WithResetAfter(n int) Option { return func(c *config) { c.resetAfter = n } 
 func WithResetSpacing(d time.Duration) Option { return func(c *config) { c.resetSpacing = d } }
 
 // WithNotSentAfter sets how long (person-time) a call may wait for a
-// connection before its wait counts as "not sent" (default 5 s).
+// connection before its wait counts as "not sent" (default 2 s).
 func WithNotSentAfter(d time.Duration) Option { return func(c *config) { c.notSentAfter = d } }
 
 // WithDialTimeout bounds opening one connection (person-time, default 10 s).
