@@ -1,0 +1,11 @@
+// Package scenario is the lab's table of scenarios: for every cause of
+// DOMAIN.md, the fault that produces it and the primary cause the verdict of
+// each turn must name; plus the lost-link scenarios (the engine restarting,
+// the device offline), whose expectation is the status message the phone
+// records, and the burst that shows the six-connection starvation on one
+// shared pool and its absence with the lanes split.
+//
+// A scenario is data: the lab runner (package lab) applies each turn's
+// switches to the engine, the fault proxy and the phone, runs the turn, and
+// compares what came back with Expect.
+package scenario

@@ -1,0 +1,324 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/faults"
+	"github.com/percause/percause/lab/player"
+)
+
+// Missed is what a turn expects of its progress checks.
+type Missed int
+
+// Values of Missed.
+const (
+	MissedAny  Missed = iota // not judged
+	MissedNone               // every check answered
+	MissedSome               // at least one check missed its timeout
+)
+
+func (m Missed) String() string {
+	return [...]string{"any", "none", "some"}[m]
+}
+
+// Expect is what a turn must show.
+type Expect struct {
+	// Cause is the primary cause the verdict must name ("" : not judged).
+	Cause string
+	// Link is a lost-link status the phone must have recorded during the
+	// turn (a semconv.LinkStatus* value; "" : none required).
+	Link string
+	// Missed judges the turn's progress checks.
+	Missed Missed
+}
+
+// String is the expectation as the demo prints it.
+func (e Expect) String() string {
+	var parts []string
+	if e.Cause != "" {
+		parts = append(parts, e.Cause)
+	}
+	if e.Link != "" {
+		parts = append(parts, "link "+e.Link)
+	}
+	if e.Missed != MissedAny {
+		parts = append(parts, "missed checks "+e.Missed.String())
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Lanes arrangements of the phone.
+const (
+	LanesSplit  = "split"  // control, bulk and the line stream apart (the fix)
+	LanesShared = "shared" // one pool of six for everything (what starved control)
+)
+
+// Line is one unit of a reply: its words, and how long after the previous
+// line the engine sends them (person-seconds).
+type Line struct {
+	Text  string
+	After float64
+}
+
+// Turn is one voice turn and its switches. Zero values are a healthy turn.
+type Turn struct {
+	Expect Expect
+
+	// Reply is what the engine says (default: DefaultReply).
+	Reply []Line
+	// Rate is the engine's synthesis rate against real time (0: healthy).
+	Rate float64
+	// Shape is the link's bandwidth and latency while the turn runs.
+	Shape faults.Shape
+	// StaleAfterTakes makes every open connection stale once the turn's
+	// takes have all arrived, while she reads.
+	StaleAfterTakes bool
+	// RestartFor stops the engine for this many person-seconds once the
+	// turn's takes have all arrived (0: no restart).
+	RestartFor float64
+	// OfflineFor takes the device offline for this many person-seconds once
+	// the turn's takes have all arrived (0: stays online).
+	OfflineFor float64
+	// Leak is a live-object kind the phone leaks one of this turn ("": none).
+	Leak string
+	// Bluetooth scripts a route change away from the earbuds and back while
+	// she reads, and the listener's stutter mark.
+	Bluetooth bool
+	// Lanes is the phone's arrangement ("": LanesSplit). A turn whose
+	// arrangement differs from the previous one's starts a new launch.
+	Lanes string
+	// Upload is the bytes of the microphone-rate copy posted with the turn
+	// (0: DefaultUpload); it rides the bulk lane beside the takes.
+	Upload int
+}
+
+// Scenario is a named run of turns.
+type Scenario struct {
+	Name    string
+	Summary string
+	Turns   []Turn
+}
+
+// Defaults of a turn.
+const (
+	// DefaultUpload is the microphone-rate copy of a few seconds of speech.
+	DefaultUpload = 256 << 10
+	// audioBytes is one person-second of the take's audio.
+	audioBytes = player.DefaultBytesPerSecond
+)
+
+// DefaultReply is a three-unit reply: 3.6 s, 6.0 s and 3.6 s of audio.
+var DefaultReply = []Line{
+	{Text: "The train leaves at nine from platform four."},
+	{Text: "It reaches the coast a little after noon, in time for lunch by the harbour."},
+	{Text: "Shall I remind you an hour before it leaves?"},
+}
+
+// longReply reads for about half a minute: long enough for two progress
+// checks on stale connections to time out one after the other.
+var longReply = []Line{
+	{Text: "Here is the plan for tomorrow, starting with the morning."},
+	{Text: "The train leaves at nine from platform four, so leave the hotel by half past eight."},
+	{Text: "It reaches the coast a little after noon, in time for lunch by the harbour."},
+	{Text: "In the afternoon the museum is open until five, and the walk along the cliffs takes an hour."},
+	{Text: "The last train back leaves at seven, and I will remind you an hour before it does."},
+}
+
+// lateReply's later units come after the earlier ones have finished playing:
+// her words were late (the pipeline), not the network.
+var lateReply = []Line{
+	{Text: "Let me look that up for you."},
+	{Text: "The museum is open until five and the entry is twelve euros.", After: 6},
+	{Text: "The cliffs walk starts right behind it.", After: 6},
+}
+
+// burstReply is a tool's result read in four long units at once: four
+// prepares and four take streams in the same second beside the turn's stream
+// and the upload (DOMAIN.md: one pool of six starves the progress check).
+var burstReply = []Line{
+	{Text: words(30)},
+	{Text: words(35)},
+	{Text: words(40)},
+	{Text: words(45)},
+}
+
+func words(n int) string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = "word"
+	}
+	return strings.Join(w, " ")
+}
+
+// All is the scenario table, in the order the demo runs it.
+var All = []Scenario{
+	{
+		Name:    "healthy",
+		Summary: "a healthy engine over a clean link: no rule fires",
+		Turns:   repeat(2, Turn{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}}),
+	},
+	{
+		Name:    "network",
+		Summary: "the link carries audio slower than it plays (half the byte rate): underruns on takes made in time",
+		Turns: repeat(2, Turn{
+			Expect: Expect{Cause: semconv.CauseNetwork},
+			Shape:  faults.Shape{Bandwidth: 0.5 * audioBytes},
+		}),
+	},
+	{
+		Name:    "synthesis",
+		Summary: "the engine makes audio at half real time: underruns on takes that needed more than the cushion",
+		Turns:   repeat(2, Turn{Expect: Expect{Cause: semconv.CauseSynthesis}, Rate: 0.5}),
+	},
+	{
+		Name:    "bluetooth",
+		Summary: "the route leaves the earbuds and comes back while she reads; the listener marks a stutter; no underrun",
+		Turns: []Turn{
+			{Expect: Expect{Cause: semconv.CauseNone}},
+			{Expect: Expect{Cause: semconv.CauseBluetooth}, Bluetooth: true},
+		},
+	},
+	{
+		Name:    "leak",
+		Summary: "the phone keeps one player per turn: state from the turn where three rises in a row are first seen",
+		Turns: []Turn{
+			{Expect: Expect{Cause: semconv.CauseNone}, Leak: semconv.LivePlayers},
+			{Expect: Expect{Cause: semconv.CauseNone}, Leak: semconv.LivePlayers},
+			{Expect: Expect{Cause: semconv.CauseNone}, Leak: semconv.LivePlayers},
+			{Expect: Expect{Cause: semconv.CauseState}, Leak: semconv.LivePlayers},
+			{Expect: Expect{Cause: semconv.CauseState}, Leak: semconv.LivePlayers},
+		},
+	},
+	{
+		Name:    "stale-pool",
+		Summary: "kept-alive connections go stale while she reads: two checks time out, the pool heals, the tally moves",
+		Turns: []Turn{
+			{Expect: Expect{Cause: semconv.CauseNone}},
+			{Expect: Expect{Cause: semconv.CausePool, Missed: MissedSome}, StaleAfterTakes: true, Reply: longReply},
+			{Expect: Expect{Cause: semconv.CauseNone}},
+		},
+	},
+	{
+		Name:    "late-words",
+		Summary: "the reply's later units are queued after the previous one ended: negative leads",
+		Turns:   repeat(2, Turn{Expect: Expect{Cause: semconv.CauseWait}, Reply: lateReply}),
+	},
+	{
+		Name:    "engine-restart",
+		Summary: "the engine restarts while she reads; its front answers 503: \"Pippa is restarting\"",
+		Turns: []Turn{{
+			Expect:     Expect{Link: semconv.LinkStatusEngineRestarting, Missed: MissedSome},
+			RestartFor: 12, Reply: longReply,
+		}},
+	},
+	{
+		Name:    "offline",
+		Summary: "the device goes offline while she reads: \"This device is offline.\"",
+		Turns: []Turn{{
+			Expect:     Expect{Link: semconv.LinkStatusDeviceOffline, Missed: MissedSome},
+			OfflineFor: 12, Reply: longReply,
+		}},
+	},
+	{
+		Name:    "burst",
+		Summary: "four take streams, the upload and the line stream fill one shared pool of six and the check starves; with the lanes split it never waits",
+		Turns: []Turn{
+			{Expect: Expect{Missed: MissedSome}, Lanes: LanesShared, Rate: 1, Reply: burstReply, Upload: 2 << 20,
+				Shape: faults.Shape{Uplink: 80 << 10}},
+			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}, Lanes: LanesSplit, Rate: 1, Reply: burstReply, Upload: 2 << 20,
+				Shape: faults.Shape{Uplink: 80 << 10}},
+		},
+	},
+}
+
+func repeat(n int, t Turn) []Turn {
+	ts := make([]Turn, n)
+	for i := range ts {
+		ts[i] = t
+	}
+	return ts
+}
+
+// Names lists the scenarios in table order.
+func Names() []string {
+	ns := make([]string, len(All))
+	for i, s := range All {
+		ns[i] = s.Name
+	}
+	return ns
+}
+
+// Lookup returns the named scenario, or every scenario for "all".
+func Lookup(name string) ([]Scenario, error) {
+	if name == "all" {
+		return All, nil
+	}
+	for _, s := range All {
+		if s.Name == name {
+			return []Scenario{s}, nil
+		}
+	}
+	ns := Names()
+	sort.Strings(ns)
+	return nil, fmt.Errorf("scenario: no scenario %q (have: all, %s)", name, strings.Join(ns, ", "))
+}
+
+// Validate reports the first thing in the scenario that cannot be run.
+func (s Scenario) Validate() error {
+	if s.Name == "" {
+		return fmt.Errorf("scenario: no name")
+	}
+	if len(s.Turns) == 0 {
+		return fmt.Errorf("scenario %s: no turns", s.Name)
+	}
+	for i, t := range s.Turns {
+		if err := t.validate(); err != nil {
+			return fmt.Errorf("scenario %s, turn %d: %w", s.Name, i+1, err)
+		}
+	}
+	return nil
+}
+
+func (t Turn) validate() error {
+	if t.Expect.Cause != "" && !contains(semconv.Causes, t.Expect.Cause) {
+		return fmt.Errorf("expected cause %q is not one of %v", t.Expect.Cause, semconv.Causes)
+	}
+	if t.Expect.Link != "" && !contains(semconv.LinkStatuses, t.Expect.Link) {
+		return fmt.Errorf("expected link status %q is not one of %v", t.Expect.Link, semconv.LinkStatuses)
+	}
+	if t.Leak != "" && !contains(semconv.LiveKinds, t.Leak) {
+		return fmt.Errorf("leaked kind %q is not one of %v", t.Leak, semconv.LiveKinds)
+	}
+	switch t.Lanes {
+	case "", LanesSplit, LanesShared:
+	default:
+		return fmt.Errorf("lanes %q is not %s or %s", t.Lanes, LanesSplit, LanesShared)
+	}
+	if t.Rate < 0 || t.RestartFor < 0 || t.OfflineFor < 0 || t.Upload < 0 {
+		return fmt.Errorf("negative rate, restart, offline or upload")
+	}
+	if err := t.Shape.Validate(); err != nil {
+		return err
+	}
+	for i, l := range t.Reply {
+		if strings.TrimSpace(l.Text) == "" || l.After < 0 {
+			return fmt.Errorf("reply line %d: empty or negative delay", i+1)
+		}
+	}
+	return nil
+}
+
+func contains(set []string, v string) bool {
+	for _, s := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
