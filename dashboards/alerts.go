@@ -102,7 +102,7 @@ func Alerts() []Alert {
 			Summary: "\"Reconnecting\" was shown on installation {{ $labels." + lInstallation + " }}",
 			Description: "The Reconnecting verdict fired within the last " + w + ": the progress check failed 2 times in a row, for at least 6 s, " +
 				"with nothing heard from the engine for 15 s. Check the Pool healing row for a starved control lane before blaming the engine.",
-			Query:    movedWithin(sel(mLinkStatus.prom(), []matcher{eq(lLinkStatus, "reconnecting")}), w, lInstallation),
+			Query:    movedWithin(sel(mLinkStatus.prom(), []matcher{eq(lLinkStatus, semconv.LinkStatusReconnecting)}), w, lInstallation),
 			Op:       above,
 			Compared: true,
 			For:      "0s",

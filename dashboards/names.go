@@ -92,26 +92,26 @@ func label(key string) string { return escape(key) }
 // exports fails the end-to-end test, which reads every query against a real
 // Prometheus fed by the real pipeline.
 var (
-	mUnderruns       = metric{semconv.MetricUnderruns, "{underrun}", kindCounter}
+	mUnderruns       = metric{semconv.MetricUnderruns, semconv.UnitCount, kindCounter}
 	mSilence         = metric{semconv.MetricSilence, semconv.UnitSeconds, kindHistogram}
 	mUnitLead        = metric{semconv.MetricUnitLead, semconv.UnitSeconds, kindHistogram}
 	mCushion         = metric{semconv.MetricCushion, semconv.UnitSeconds, kindHistogram}
 	mTakeFirstByte   = metric{semconv.MetricTakeFirstByte, semconv.UnitSeconds, kindHistogram}
 	mTakeNeed        = metric{semconv.MetricTakeNeed, semconv.UnitSeconds, kindHistogram}
 	mTakeRate        = metric{semconv.MetricTakeRate, semconv.UnitRatio, kindHistogram}
-	mTakeBeside      = metric{semconv.MetricTakeBeside, "{take}", kindHistogram}
-	mLiveObjects     = metric{semconv.MetricLiveObjects, "{object}", kindGauge}
-	mPoolResets      = metric{semconv.MetricPoolResets, "{reset}", kindCounter}
-	mRepliesInFlight = metric{semconv.MetricRepliesInFlight, "{reply}", kindGauge}
-	mRouteChanges    = metric{semconv.MetricRouteChanges, "{change}", kindCounter}
+	mTakeBeside      = metric{semconv.MetricTakeBeside, semconv.UnitTakes, kindHistogram}
+	mLiveObjects     = metric{semconv.MetricLiveObjects, semconv.UnitObjects, kindGauge}
+	mPoolResets      = metric{semconv.MetricPoolResets, semconv.UnitResets, kindCounter}
+	mRepliesInFlight = metric{semconv.MetricRepliesInFlight, semconv.UnitReplies, kindGauge}
+	mRouteChanges    = metric{semconv.MetricRouteChanges, semconv.UnitChanges, kindCounter}
 	mListenOpen      = metric{semconv.MetricListenOpen, semconv.UnitSeconds, kindHistogram}
-	mTurns           = metric{semconv.MetricTurns, "{turn}", kindCounter}
+	mTurns           = metric{semconv.MetricTurns, semconv.UnitTurns, kindCounter}
 	mSpeechEndToPost = metric{semconv.MetricSpeechEndToPost, semconv.UnitSeconds, kindHistogram}
 	mNotSent         = metric{semconv.MetricNotSent, semconv.UnitSeconds, kindHistogram}
 	mDeviceUptime    = metric{semconv.MetricDeviceUptime, semconv.UnitSeconds, kindGauge}
 	mAppUptime       = metric{semconv.MetricAppUptime, semconv.UnitSeconds, kindGauge}
 	mMemory          = metric{semconv.MetricMemory, semconv.UnitBytes, kindGauge}
-	mLinkStatus      = metric{semconv.MetricLinkStatus, "{change}", kindCounter}
+	mLinkStatus      = metric{semconv.MetricLinkStatus, semconv.UnitChanges, kindCounter}
 )
 
 // Labels the queries select and group by.
