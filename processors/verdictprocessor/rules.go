@@ -90,7 +90,7 @@ func decide(p *pendingTrace, rules RulesConfig, forced string, cfg *Config) verd
 			continue
 		}
 		v.silent += u.silent
-		head := fmt.Sprintf("unit %d: %d underruns, %s silent", u.index, u.underruns, secs(u.silent))
+		head := fmt.Sprintf("unit %d: %s, %s silent", u.index, plural(u.underruns, "underrun"), secs(u.silent))
 		tk, ok := p.take(u.takeID)
 		switch {
 		case !ok:
@@ -208,7 +208,7 @@ func decide(p *pendingTrace, rules RulesConfig, forced string, cfg *Config) verd
 		parts = append(parts, f.evidence[c]...)
 	}
 	if v.cause == semconv.CauseNone {
-		s := fmt.Sprintf("no rule fired: %d units, 0 underruns", len(units))
+		s := fmt.Sprintf("no rule fired: %s, 0 underruns", plural(int64(len(units)), "unit"))
 		var absent []string
 		if !t.hasPoolResets {
 			absent = append(absent, semconv.PoolResets)
@@ -281,6 +281,14 @@ func rising(series []int64, n int) bool {
 		}
 	}
 	return true
+}
+
+// plural writes "1 unit", "2 units".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
 
 func appendAll(dst, src []string) []string {
