@@ -55,6 +55,7 @@ type call struct {
 	wall   time.Duration // the running limit: timeout, header timeout, then idle
 	others int
 	status int
+	req    *http.Request // the caller's request, read for the span's attributes at the end
 
 	gotConn  atomic.Int64 // nanoseconds after start (0: not yet)
 	expired  atomic.Bool
@@ -90,13 +91,7 @@ func (l *Lane) do(req *http.Request, kind Kind, pol Policy, fresh bool) (*http.R
 	}
 	ctx, span := c.tracer.Start(cl.parent, req.Method, opts...)
 	cl.span = span
-	if span.IsRecording() {
-		span.SetAttributes(
-			attribute.String(semconv.HTTPMethod, req.Method),
-			attribute.String(semconv.ServerAddr, req.URL.Hostname()),
-			attribute.String(semconv.URLPath, req.URL.Path),
-		)
-	}
+	cl.req = req
 	ctx, cl.cancel = context.WithCancelCause(ctx)
 	cl.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: cl.onGotConn})
 	if pol.Stream {
@@ -185,15 +180,16 @@ func (cl *call) finish(err error) {
 	span := cl.span
 	if span.IsRecording() {
 		span.SetAttributes(
+			attribute.String(semconv.HTTPMethod, cl.req.Method),
+			attribute.String(semconv.ServerAddr, cl.req.URL.Hostname()),
+			attribute.String(semconv.URLPath, cl.req.URL.Path),
 			attribute.String(semconv.CallOutcome, outcome),
 			attribute.Float64(semconv.CallNotSent, c.cfg.person(sentAfter).Seconds()),
 			attribute.Int(semconv.PoolSession, cl.sess.gen),
 			attribute.Int64(semconv.CallSeq, int64(cl.seq)),
 			attribute.Int(semconv.CallOthers, cl.others),
+			attribute.Int(semconv.HTTPStatus, cl.status),
 		)
-		if cl.status != 0 {
-			span.SetAttributes(attribute.Int(semconv.HTTPStatus, cl.status))
-		}
 		if didReset {
 			span.AddEvent(semconv.EventPoolReset, trace.WithAttributes(
 				attribute.String(semconv.Lane, reset.Lane),

@@ -1,10 +1,6 @@
 package linkstatus
 
-import (
-	"strconv"
-
-	"github.com/percause/percause/instr/semconv"
-)
+import "strconv"
 
 // Probes are the readings that choose the lost-link message.
 type Probes struct {
@@ -69,12 +65,4 @@ func diagnose(p Probes) (*Warnable, Args) {
 	default:
 		return Unreachable, nil
 	}
-}
-
-// statusOf returns the pippa.link.status a warning reports.
-func statusOf(w *Warnable) string {
-	if w == nil {
-		return semconv.LinkStatusOK
-	}
-	return w.Status
 }
