@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/percause/percause/lab"
+	"github.com/percause/percause/lab/scenario"
+)
+
+func init() {
+	register(subcommand{
+		name:    "lab",
+		summary: "run the lab's scenarios (a real engine, phone and fault injectors) through the collector",
+		run: func(ctx context.Context, args []string) int {
+			return runLab(ctx, args, os.Stdout, os.Stderr)
+		},
+	})
+}
+
+// labFlags are the flags lab run and demo share.
+type labFlags struct {
+	scale    float64
+	otlp     string
+	verdicts string
+	workDir  string
+}
+
+func (f *labFlags) register(fs *flag.FlagSet) {
+	fs.Float64Var(&f.scale, "scale", lab.DefaultScale, "person-seconds per wall second (20: twenty seconds of a person's time in one)")
+	fs.StringVar(&f.otlp, "otlp", "", "OTLP/HTTP base URL of a running collector (default: start `percause collector` on the embedded config)")
+	fs.StringVar(&f.verdicts, "verdicts", "", "the running collector's verdict file (with --otlp)")
+	fs.StringVar(&f.workDir, "work-dir", "", "keep spools and the collector's data here (default: a temporary folder)")
+}
+
+// options turns the flags into lab options; the collector started by the lab
+// is this very binary.
+func (f *labFlags) options() ([]lab.Option, error) {
+	opts := []lab.Option{lab.WithScale(f.scale)}
+	if f.otlp != "" || f.verdicts != "" {
+		if f.otlp == "" || f.verdicts == "" {
+			return nil, errors.New("--otlp and --verdicts go together")
+		}
+		opts = append(opts, lab.WithCollector(f.otlp, f.verdicts))
+	} else {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding this binary to start the collector: %w", err)
+		}
+		opts = append(opts, lab.WithCollectorBinary(self))
+	}
+	if f.workDir != "" {
+		opts = append(opts, lab.WithWorkDir(f.workDir))
+	}
+	return opts, nil
+}
+
+func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: percause lab run --scenario NAME|all [--json] [--scale F] [--otlp URL --verdicts FILE]")
+		fmt.Fprintf(stderr, "scenarios: %s\n", strings.Join(scenario.Names(), ", "))
+	}
+	if len(args) == 0 || args[0] != "run" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			usage()
+			return 0
+		}
+		usage()
+		return 2
+	}
+	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var lf labFlags
+	lf.register(fs)
+	name := fs.String("scenario", "", "the scenario to run, or all")
+	asJSON := fs.Bool("json", false, "print one JSON object per turn")
+	fs.Usage = func() { usage(); fs.PrintDefaults() }
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lab run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *name == "" {
+		fmt.Fprintln(stderr, "lab run: --scenario is required")
+		usage()
+		return 2
+	}
+	scs, err := scenario.Lookup(*name)
+	if err != nil {
+		fmt.Fprintf(stderr, "lab run: %v\n", err)
+		return 2
+	}
+	opts, err := lf.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "lab run: %v\n", err)
+		return 2
+	}
+	res, err := lab.Run(ctx, scs, opts...)
+	if res != nil {
+		if *asJSON {
+			if werr := lab.WriteJSON(stdout, res.Turns); werr != nil {
+				fmt.Fprintf(stderr, "lab run: %v\n", werr)
+				return 1
+			}
+		} else {
+			for _, t := range res.Turns {
+				fmt.Fprintln(stdout, t.Line())
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lab run: %v\n", err)
+		return 1
+	}
+	if n := res.Mismatches(); n > 0 {
+		fmt.Fprintf(stderr, "lab run: %d of %d turns differ from their scenario's expectation\n", n, len(res.Turns))
+		return 1
+	}
+	return 0
+}

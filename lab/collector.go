@@ -1,0 +1,180 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Defaults of the collector the lab starts.
+const (
+	// DefaultCollectorStart bounds the collector's start (a cold start
+	// loads every component; it is seconds, not minutes).
+	DefaultCollectorStart = 60 * time.Second
+	// DefaultCollectorStop is how long the collector gets to flush and exit
+	// after SIGTERM before it is killed.
+	DefaultCollectorStop = 10 * time.Second
+	// DefaultVerdictWait is the collector's bounded wait for a turn's takes
+	// (PERCAUSE_VERDICT_WAIT): every take is flushed with its turn here, so
+	// a short wait only bounds the verdict's delay.
+	DefaultVerdictWait = "3s"
+	// CollectorLog is the collector's log file under its data folder.
+	CollectorLog = "collector.log"
+)
+
+// Collector is a `percause collector` child process on the embedded
+// default configuration, with free loopback ports and its own data folder.
+type Collector struct {
+	// OTLP is the OTLP/HTTP base URL the phone and the engine export to.
+	OTLP string
+	// Prometheus is the host:port of its Prometheus endpoint.
+	Prometheus string
+	// VerdictFile is where its file exporter writes every trace with its
+	// verdict.
+	VerdictFile string
+	// DataDir is its data folder; the log is DataDir/CollectorLog.
+	DataDir string
+
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// StartCollector starts bin (the percause binary) as `percause collector`
+// with data under dataDir and waits until its health check answers.
+func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("lab: collector data folder: %w", err)
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
+	c := &Collector{
+		OTLP:        "http://" + addr(ports[0]),
+		Prometheus:  addr(ports[1]),
+		VerdictFile: filepath.Join(dataDir, "verdicts.jsonl"),
+		DataDir:     dataDir,
+		done:        make(chan error, 1),
+	}
+	health := addr(ports[2])
+	logf, err := os.Create(filepath.Join(dataDir, CollectorLog))
+	if err != nil {
+		return nil, fmt.Errorf("lab: collector log: %w", err)
+	}
+	cmd := exec.Command(bin, "collector")
+	cmd.Env = append(os.Environ(),
+		"PERCAUSE_OTLP_ENDPOINT="+addr(ports[0]),
+		"PERCAUSE_PROM_ENDPOINT="+c.Prometheus,
+		"PERCAUSE_HEALTH_ENDPOINT="+health,
+		fmt.Sprintf("PERCAUSE_TELEMETRY_PORT=%d", ports[3]),
+		"PERCAUSE_DATA_DIR="+dataDir,
+		"PERCAUSE_VERDICT_FILE="+c.VerdictFile,
+		"PERCAUSE_VERDICT_WAIT="+DefaultVerdictWait,
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group: an interrupt of the lab reaches the lab, which
+	// then stops the collector by its pid after the last flush.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("lab: start %s collector: %w", bin, err)
+	}
+	c.cmd = cmd
+	go func() { c.done <- cmd.Wait(); logf.Close() }()
+
+	deadline := time.Now().Add(DefaultCollectorStart)
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := hc.Get("http://" + health + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c, nil
+			}
+		}
+		select {
+		case err := <-c.done:
+			c.done <- err
+			return nil, fmt.Errorf("lab: the collector exited before it was ready (%v):\n%s", err, c.LogTail(20))
+		case <-ctx.Done():
+			_ = c.Stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = c.Stop()
+			return nil, fmt.Errorf("lab: the collector's health check did not answer within %s:\n%s", DefaultCollectorStart, c.LogTail(20))
+		}
+	}
+}
+
+// LogTail is the last n lines of the collector's log.
+func (c *Collector) LogTail(n int) string {
+	b, err := os.ReadFile(filepath.Join(c.DataDir, CollectorLog))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Stop ends the collector: SIGTERM (it flushes its exporters), then SIGKILL
+// after DefaultCollectorStop.
+func (c *Collector) Stop() error {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return nil
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-c.done:
+		c.done <- err
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			return err
+		}
+		return nil
+	case <-time.After(DefaultCollectorStop):
+		_ = c.cmd.Process.Kill()
+		err := <-c.done
+		c.done <- err
+		return fmt.Errorf("lab: the collector did not stop within %s; killed", DefaultCollectorStop)
+	}
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("lab: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

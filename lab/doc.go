@@ -1,0 +1,19 @@
+// Package lab runs the scenarios of package scenario through the real
+// pipeline: a lab engine (package engine) and a lab phone (package phone),
+// both built on the SDK and exporting through a disk spool over OTLP/HTTP, a
+// fault proxy between them (package faults), and a running percause
+// collector whose verdict processor decides every turn. The verdicts come
+// back from the collector's verdict file (package verdicts), matched to the
+// turns by trace ID; the lab never applies the rules itself.
+//
+// Alongside each verdict the lab reports the readings behind it, taken from
+// the very spans the phone and the engine exported (a copy of every batch on
+// its way to the spool): underruns and silence from the player model fed by
+// real bytes over real sockets, need from the engine's real production
+// timeline, the live counts, the pool-reset tally, leads, the route and the
+// link status lines.
+//
+// Time scales down: at scale 20 a person-second lasts 50 ms, and every
+// reading is still recorded in person-seconds, so the collector's rules hold
+// unchanged.
+package lab

@@ -1,0 +1,552 @@
+package phone
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptrace"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/percause/percause/instr"
+	"github.com/percause/percause/instr/lanes"
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/engine"
+	"github.com/percause/percause/lab/player"
+)
+
+// Defaults of the phone, in person-seconds.
+const (
+	DefaultSession    = 0.12 // activating the audio session
+	DefaultSpeech     = 3.0  // what she says
+	DefaultCheckEvery = 3.0  // the progress check rests this long after each answer
+	// DefaultRecordingRate is the microphone's bytes per second (16 kHz,
+	// 16-bit mono): the size of the turn's post.
+	DefaultRecordingRate = 32000
+	// DefaultDeviceUptime is how long the lab's device has been up at launch.
+	DefaultDeviceUptime = 3 * 24 * 3600.0
+	// DefaultTimeScale is person-seconds per wall second.
+	DefaultTimeScale = 1.0
+	// maxLine bounds one decoded reply line.
+	maxLine = 1 << 16
+)
+
+// DefaultRoute is AirPods as microphone and speakers.
+func DefaultRoute() instr.Route {
+	return instr.Route{
+		Inputs:     []string{semconv.PortBluetoothHFP},
+		Outputs:    []string{semconv.PortBluetoothA2DP},
+		SampleRate: 16000, Category: "playAndRecord", Mode: "voiceChat",
+	}
+}
+
+// Config is one launch of the phone.
+type Config struct {
+	// BaseURL is the engine's address as the phone dials it (the fault
+	// proxy in the lab).
+	BaseURL string
+	// Scale is person-seconds per wall second.
+	Scale float64
+	// Player is the phone's player.
+	Player player.Config
+	// Link is the network path (network.connection.type, subtype).
+	LinkType, LinkSubtype string
+	// Route is the audio route while she reads.
+	Route instr.Route
+	// Session and Speech are the audio session's activation and how long
+	// she speaks, in person-seconds (scripted: the lab has no microphone).
+	Session, Speech float64
+	// CheckEvery is the progress check's rest after each answer.
+	CheckEvery float64
+}
+
+// DefaultConfig is a phone on hotel Wi-Fi with AirPods.
+func DefaultConfig(baseURL string) Config {
+	return Config{
+		BaseURL: baseURL, Scale: DefaultTimeScale, Player: player.DefaultConfig(),
+		LinkType: semconv.LinkWifi, Route: DefaultRoute(),
+		Session: DefaultSession, Speech: DefaultSpeech, CheckEvery: DefaultCheckEvery,
+	}
+}
+
+// Validate reports the first setting that cannot describe a phone.
+func (c Config) Validate() error {
+	if c.BaseURL == "" {
+		return errors.New("phone: no engine base URL")
+	}
+	if !(c.Scale > 0) || math.IsInf(c.Scale, 0) {
+		return fmt.Errorf("phone: time scale must be finite and > 0, got %v", c.Scale)
+	}
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"session", c.Session}, {"speech", c.Speech}, {"check rest", c.CheckEvery}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 {
+			return fmt.Errorf("phone: %s must be finite seconds >= 0, got %v", v.name, v.v)
+		}
+	}
+	return c.Player.Validate()
+}
+
+// Hooks let the lab inject a fault at a moment of the turn.
+type Hooks struct {
+	// TakesArrived is called (on its own goroutine) once per turn, when
+	// every take of the turn has arrived and she is still reading.
+	TakesArrived func(turn int)
+}
+
+// Plan is one turn's switches on the phone.
+type Plan struct {
+	// Leak is a live-object kind the phone leaks one of this turn.
+	Leak string
+	// Bluetooth scripts a route change away from the earbuds and back in
+	// the middle of the reply, and the listener's stutter mark.
+	Bluetooth bool
+	// Upload is the bytes of the microphone-rate copy (0: none).
+	Upload int
+}
+
+// Phone is one launch of the lab phone.
+type Phone struct {
+	cfg      Config
+	sdk      *instr.SDK
+	lanes    *lanes.Client
+	hooks    Hooks
+	launched time.Time
+
+	activations int
+	online      atomic.Bool
+	link        *link
+}
+
+// New launches a phone on sdk (its telemetry) and client (its lanes).
+func New(cfg Config, sdk *instr.SDK, client *lanes.Client, hooks Hooks) (*Phone, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if sdk == nil || client == nil {
+		return nil, errors.New("phone: needs an SDK and a lanes client")
+	}
+	p := &Phone{cfg: cfg, sdk: sdk, lanes: client, hooks: hooks, launched: time.Now()}
+	p.online.Store(true)
+	if err := p.newLink(); err != nil {
+		return nil, fmt.Errorf("phone: status line: %w", err)
+	}
+	return p, nil
+}
+
+// SetOnline tells the phone whether the device has a usable network path
+// (the OS's path monitor).
+func (p *Phone) SetOnline(on bool) { p.online.Store(on) }
+
+// Online is the device's path as last set.
+func (p *Phone) Online() bool { return p.online.Load() }
+
+// Lanes is the phone's client.
+func (p *Phone) Lanes() *lanes.Client { return p.lanes }
+
+// UnitReport is what the phone heard of one unit.
+type UnitReport struct {
+	Index   int
+	Take    string
+	Gap     float64
+	Lead    float64
+	Queued  float64 // person-seconds from the turn's start
+	Result  player.Result
+	Err     string // the take could not be prepared or streamed
+	Cushion float64
+}
+
+// Report is the phone's own account of a turn.
+type Report struct {
+	Index   int
+	TraceID string
+	Units   []UnitReport
+	Checks  []CheckResult
+	// Lines are the status lines shown during the turn, in order
+	// (pippa.link.status values; "ok" when the line cleared).
+	Lines        []string
+	PoolResets   int
+	NotSent      float64
+	ListenTotal  float64
+	RouteChanges int
+	Stutter      bool
+	Live         map[string]int
+	Errors       []string // calls that failed (the turn goes on, as on the phone)
+}
+
+// ChecksFailed counts the turn's checks that did not answer 200 in time.
+func (r *Report) ChecksFailed() int {
+	n := 0
+	for _, c := range r.Checks {
+		if !c.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// Underruns is the turn's underruns over all units.
+func (r *Report) Underruns() int {
+	n := 0
+	for _, u := range r.Units {
+		n += u.Result.Underruns
+	}
+	return n
+}
+
+// clock is person-seconds since the turn started.
+type clock struct {
+	t0    time.Time
+	scale float64
+}
+
+func (c clock) now() float64 { return time.Since(c.t0).Seconds() * c.scale }
+
+// at is the wall time of person-second s of the turn.
+func (c clock) at(s float64) time.Time {
+	return c.t0.Add(time.Duration(s / c.scale * float64(time.Second)))
+}
+
+func (c clock) sleepUntil(ctx context.Context, s float64) error {
+	d := time.Until(c.at(s))
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unit is one unit of the reply in flight.
+type unit struct {
+	index  int
+	text   string
+	take   string
+	queued float64
+	rec    *player.Recorder
+	err    error
+	done   chan struct{}
+}
+
+// Turn runs one voice turn and reports it.
+func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
+	ctx, turn := p.sdk.StartTurn(ctx)
+	clk := clock{t0: time.Now(), scale: p.cfg.Scale}
+	rep := &Report{Index: turn.Index(), TraceID: turn.TraceID()}
+	live := p.sdk.Live()
+	var errMu sync.Mutex
+	fail := func(what string, err error) {
+		errMu.Lock()
+		rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", what, err))
+		errMu.Unlock()
+	}
+
+	_ = turn.SetLink(p.cfg.LinkType, p.cfg.LinkSubtype)
+	_ = turn.SetRoute(p.cfg.Route)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	_ = turn.SetHealth(instr.Health{
+		DeviceUptime: DefaultDeviceUptime + time.Since(p.launched).Seconds()*p.cfg.Scale,
+		AppUptime:    time.Since(p.launched).Seconds() * p.cfg.Scale,
+		Activations:  p.activations + 1,
+		Memory:       int64(ms.HeapAlloc),
+	})
+
+	// The microphone opens: the audio session, then the engine's grant.
+	_ = live.Add(semconv.LiveMicEngines, 1)
+	if err := clk.sleepUntil(ctx, p.cfg.Session); err != nil {
+		return nil, err
+	}
+	p.activations++
+	session := clk.now()
+	if _, err := p.call(ctx, http.MethodPost, engine.PathListen, nil, lanes.KindGrant, nil); err != nil {
+		fail("grant", err)
+	}
+	total := clk.now()
+	rep.ListenTotal = total
+	_ = turn.SetListen(instr.Listen{Session: session, Grant: total - session, Total: total})
+
+	// She speaks; the recording is posted.
+	if err := clk.sleepUntil(ctx, total+p.cfg.Speech); err != nil {
+		return nil, err
+	}
+	if plan.Leak != semconv.LiveMicEngines {
+		_ = live.Add(semconv.LiveMicEngines, -1)
+	}
+	speechEnd := clk.now()
+	var posted engine.Posted
+	var wrote atomic.Int64 // person-ms after the turn's start
+	postCtx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.CompareAndSwap(0, int64(clk.now()*1000)) },
+	})
+	recording := bytes.Repeat([]byte{0x11}, int(p.cfg.Speech*DefaultRecordingRate))
+	if _, err := p.call(postCtx, http.MethodPost, engine.PathTurn, recording, lanes.KindPost, &posted); err != nil {
+		fail("post", err)
+	}
+	if w := wrote.Load(); w > 0 {
+		_ = turn.SetSpeechEndToPost(math.Max(0, float64(w)/1000-speechEnd))
+	}
+
+	checkCtx, stopChecks := context.WithCancel(ctx)
+	checksDone := make(chan []CheckResult, 1)
+	go func() { checksDone <- p.runChecks(checkCtx, clk, posted.Turn) }()
+
+	// The microphone-rate copy rides the bulk lane beside the takes.
+	var bg sync.WaitGroup
+	if plan.Upload > 0 && posted.Turn != "" {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if _, err := p.call(ctx, http.MethodPost, engine.PathUpload, bytes.Repeat([]byte{0x22}, plan.Upload), lanes.KindUpload, nil); err != nil {
+				fail("upload", err)
+			}
+		}()
+	}
+
+	units := p.readLines(ctx, clk, posted.Turn, live, fail)
+	if p.hooks.TakesArrived != nil {
+		go func() {
+			for _, u := range units {
+				<-u.done
+			}
+			p.hooks.TakesArrived(rep.Index)
+		}()
+	}
+
+	p.play(ctx, clk, turn, plan, units, speechEnd, live, rep)
+
+	stopChecks()
+	rep.Checks = <-checksDone
+	for _, c := range rep.Checks {
+		if len(rep.Lines) == 0 || rep.Lines[len(rep.Lines)-1] != c.Line {
+			if c.Line != "" && (len(rep.Lines) > 0 || c.Line != semconv.LinkStatusOK) {
+				rep.Lines = append(rep.Lines, c.Line)
+			}
+		}
+	}
+	bg.Wait()
+
+	if plan.Leak != "" && plan.Leak != semconv.LivePlayers && plan.Leak != semconv.LiveMicEngines {
+		_ = live.Add(plan.Leak, 1)
+	}
+	rep.PoolResets = p.lanes.Resets()
+	rep.NotSent = p.lanes.TakeNotSent()
+	_ = turn.SetPoolResets(rep.PoolResets)
+	_ = turn.SetNotSent(rep.NotSent)
+	rep.Live = live.Snapshot()
+	if err := turn.End(); err != nil {
+		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
+	}
+	return rep, nil
+}
+
+// readLines reads the turn's line stream; every line becomes a unit whose
+// take is prepared and streamed at once. It returns when the stream ends.
+func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *instr.Live, fail func(string, error)) []*unit {
+	if turnID == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.BaseURL+"/api/turn/"+turnID+"/lines", nil)
+	if err != nil {
+		fail("lines", err)
+		return nil
+	}
+	ls, err := p.lanes.Stream(req)
+	if err != nil {
+		fail("lines", err)
+		return nil
+	}
+	defer ls.Close()
+	if ls.Response().StatusCode != http.StatusOK {
+		fail("lines", fmt.Errorf("status %d", ls.Response().StatusCode))
+		return nil
+	}
+	var units []*unit
+	for {
+		line, err := ls.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				fail("lines", err)
+			}
+			return units
+		}
+		if len(line) > maxLine {
+			fail("lines", errors.New("line too long"))
+			return units
+		}
+		var msg engine.LineMsg
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			fail("lines", fmt.Errorf("bad line %q: %w", line, err))
+			continue
+		}
+		if msg.Done {
+			return units
+		}
+		u := &unit{index: len(units) + 1, text: msg.Text, rec: player.NewRecorder(clk.now), done: make(chan struct{})}
+		units = append(units, u)
+		go p.fetchTake(ctx, clk, u, live)
+	}
+}
+
+// fetchTake prepares a unit's take and streams its bytes into the unit's
+// recorder.
+func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.Live) {
+	defer close(u.done)
+	defer u.rec.Close()
+	body, _ := json.Marshal(engine.TakeRequest{Text: u.text})
+	var tk engine.Ticket
+	if _, err := p.call(ctx, http.MethodPost, engine.PathPrepare, body, lanes.KindPrepare, &tk); err != nil {
+		u.err = fmt.Errorf("prepare: %w", err)
+		u.queued = clk.now()
+		return
+	}
+	u.take, u.queued = tk.Take, clk.now()
+	_ = live.Add(semconv.LiveTakes, 1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.BaseURL+"/api/tts/take/"+tk.Take, nil)
+	if err != nil {
+		u.err = err
+		return
+	}
+	resp, err := p.lanes.Do(req, lanes.KindTake)
+	if err != nil {
+		u.err = fmt.Errorf("take stream: %w", err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		u.err = fmt.Errorf("take stream: status %d", resp.StatusCode)
+		return
+	}
+	_ = live.Add(semconv.LiveByteStreams, 1)
+	defer live.Add(semconv.LiveByteStreams, -1)
+	if _, err := io.Copy(u.rec, resp.Body); err != nil {
+		u.err = fmt.Errorf("take stream: %w", err)
+	}
+}
+
+// play reads the units aloud in order, in real time: each unit's bytes go
+// through the player model, no earlier than the end of the previous unit,
+// and the phone waits out the unit before the next.
+func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan, units []*unit, speechEnd float64, live *instr.Live, rep *Report) {
+	prevEnd := speechEnd
+	readingStart := -1.0
+	btUnit := (len(units) + 1) / 2 // the middle unit
+	for _, u := range units {
+		select {
+		case <-u.done:
+		case <-ctx.Done():
+			return
+		}
+		ur := UnitReport{Index: u.index, Take: u.take, Queued: u.queued, Cushion: p.cfg.Player.Cushion}
+		if u.err != nil {
+			ur.Err = u.err.Error()
+			rep.Errors = append(rep.Errors, fmt.Sprintf("unit %d: %v", u.index, u.err))
+		}
+		if u.take == "" {
+			rep.Units = append(rep.Units, ur)
+			continue
+		}
+		res, err := u.rec.Play(p.cfg.Player, math.Max(prevEnd, u.queued))
+		if err != nil {
+			ur.Err = err.Error()
+			rep.Units = append(rep.Units, ur)
+			continue
+		}
+		ur.Result = res
+		ur.Gap = math.Max(0, res.Start-prevEnd)
+		if u.index > 1 {
+			ur.Lead = prevEnd - u.queued
+		}
+		if readingStart < 0 {
+			readingStart = res.Start
+		}
+		// The player exists while the unit plays.
+		_ = clk.sleepUntil(ctx, res.Start)
+		_ = live.Add(semconv.LivePlayers, 1)
+		if plan.Bluetooth && u.index == btUnit {
+			p.routeFlap(ctx, clk, turn, res, readingStart, rep)
+		}
+		_ = clk.sleepUntil(ctx, res.End)
+		if plan.Leak != semconv.LivePlayers || u.index != len(units) {
+			_ = live.Add(semconv.LivePlayers, -1)
+		}
+		_ = live.Add(semconv.LiveTakes, -1)
+		_ = turn.Unit(instr.Unit{
+			Index: u.index, TakeID: u.take, Gap: ur.Gap, Lead: ur.Lead,
+			Underruns: res.Underruns, Silent: res.Silent, Longest: res.Longest,
+			Cushion: p.cfg.Player.Cushion, Player: player.DefaultName,
+			Start: clk.at(res.Start), End: clk.at(res.End),
+		})
+		rep.Units = append(rep.Units, ur)
+		prevEnd = res.End
+	}
+}
+
+// routeFlap is the scripted Bluetooth fault: a second into the unit the
+// earbuds drop out (the route falls back to the speaker), 0.4 s later they
+// are back, and the listener marks the stutter she heard.
+func (p *Phone) routeFlap(ctx context.Context, clk clock, turn *instr.Turn, res player.Result, readingStart float64, rep *Report) {
+	away := res.Start + math.Min(1, (res.End-res.Start)/3)
+	back := away + 0.4
+	_ = clk.sleepUntil(ctx, away)
+	if turn.RouteChange(away-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker}) == nil {
+		rep.RouteChanges++
+	}
+	_ = clk.sleepUntil(ctx, back)
+	if turn.RouteChange(back-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs) == nil {
+		rep.RouteChanges++
+	}
+	if turn.MarkStutter() == nil {
+		rep.Stutter = true
+	}
+}
+
+// call makes one buffered call and decodes its JSON answer into out (when
+// not nil). A non-200 answer is an error carrying its status.
+func (p *Phone) call(ctx context.Context, method, path string, body []byte, kind lanes.Kind, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.cfg.BaseURL+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	data, resp, err := p.lanes.Fetch(req, kind, 1<<20)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, &StatusError{Path: path, Status: resp.StatusCode}
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s: bad answer: %w", path, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// StatusError is an engine (or front) answer other than 200.
+type StatusError struct {
+	Path   string
+	Status int
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("%s: status %d", e.Path, e.Status) }

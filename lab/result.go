@@ -1,0 +1,230 @@
+package lab
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/phone"
+	"github.com/percause/percause/lab/scenario"
+	"github.com/percause/percause/lab/verdicts"
+)
+
+// TurnResult is one turn: what was expected, what the collector decided,
+// and the readings behind it.
+type TurnResult struct {
+	Scenario string `json:"scenario"`
+	// Turn is the turn's number within its scenario, from 1; LaunchTurn its
+	// number within the phone's launch (pippa.turn.index).
+	Turn       int    `json:"turn"`
+	LaunchTurn int    `json:"launch_turn"`
+	Expected   string `json:"expected"`
+	// Cause, Causes and Evidence are the collector's verdict ("" cause: no
+	// verdict came back).
+	Cause    string   `json:"cause"`
+	Causes   []string `json:"causes"`
+	Evidence string   `json:"evidence"`
+	TraceID  string   `json:"trace_id"`
+	OK       bool     `json:"ok"`
+	Mismatch string   `json:"mismatch,omitempty"`
+	Readings Readings `json:"readings"`
+
+	expect scenario.Expect
+}
+
+// Readings are the turn's measurements as the phone and the engine exported
+// them (and the phone's progress checks and status lines).
+type Readings struct {
+	Units     int     `json:"units"`
+	Underruns int     `json:"underruns"`
+	Silent    float64 `json:"silent"`
+	Longest   float64 `json:"longest"`
+	Cushion   float64 `json:"cushion"`
+	Takes     int     `json:"takes"`
+	// NeedMax is the largest need of the turn's takes; NeedUnderrun the
+	// largest need of a take whose unit underran (-1: no unit underran).
+	NeedMax      float64 `json:"need_max"`
+	NeedUnderrun float64 `json:"need_underrun"`
+	// MinLead is the lowest unit lead (0 when the turn had one unit).
+	MinLead          float64          `json:"min_lead"`
+	ListenTotal      float64          `json:"listen_total"`
+	PoolResets       int              `json:"pool_resets"`
+	PoolResetsBefore int              `json:"pool_resets_before"`
+	Live             map[string]int   `json:"live"`
+	LiveBefore       map[string][]int `json:"live_before,omitempty"`
+	Bluetooth        bool             `json:"bluetooth"`
+	RouteChanges     int              `json:"route_changes"`
+	Stutter          bool             `json:"stutter"`
+	Checks           int              `json:"checks"`
+	ChecksFailed     int              `json:"checks_failed"`
+	// LinkStatuses are the status lines recorded during the turn
+	// (pippa.link.status values, in order) and their messages.
+	LinkStatuses []string `json:"link_statuses"`
+	LinkMessages []string `json:"link_messages"`
+	// Errors are the phone's calls that failed during the turn.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// readingsOf reads a turn's readings from its exported spans.
+func readingsOf(spans []span, rep *phone.Report) Readings {
+	r := Readings{Live: map[string]int{}, NeedUnderrun: -1, LinkStatuses: []string{}, LinkMessages: []string{}}
+	need := map[string]float64{}
+	type unitRead struct {
+		take      string
+		underruns int
+		lead      float64
+	}
+	var units []unitRead
+	first := true
+	for _, s := range spans {
+		a := s.Attrs
+		switch s.Name {
+		case semconv.SpanVoiceTurn:
+			r.PoolResets = int(a[semconv.PoolResets].AsInt64())
+			r.PoolResetsBefore = int(a[semconv.PoolResetsBefore].AsInt64())
+			r.Bluetooth = a[semconv.RouteBluetooth].AsBool()
+			r.Stutter = a[semconv.TurnStutter].AsBool()
+			r.ListenTotal = a[semconv.ListenTotal].AsFloat64()
+			for _, k := range semconv.LiveKinds {
+				if v, ok := a[attribute.Key(semconv.LiveAttr(k))]; ok {
+					r.Live[k] = int(v.AsInt64())
+				}
+				if v, ok := a[attribute.Key(semconv.LiveBeforeAttr(k))]; ok {
+					if r.LiveBefore == nil {
+						r.LiveBefore = map[string][]int{}
+					}
+					for _, x := range v.AsInt64Slice() {
+						r.LiveBefore[k] = append(r.LiveBefore[k], int(x))
+					}
+				}
+			}
+			for _, e := range s.Events {
+				if e.Name == semconv.EventRouteChange {
+					r.RouteChanges++
+				}
+			}
+		case semconv.SpanVoiceUnit:
+			u := unitRead{take: a[semconv.TakeID].AsString(), underruns: int(a[semconv.UnitUnderruns].AsInt64()),
+				lead: a[semconv.UnitLead].AsFloat64()}
+			units = append(units, u)
+			r.Units++
+			r.Underruns += u.underruns
+			r.Silent += a[semconv.UnitSilent].AsFloat64()
+			r.Longest = math.Max(r.Longest, a[semconv.UnitLongest].AsFloat64())
+			r.Cushion = a[semconv.UnitCushion].AsFloat64()
+			if int(a[semconv.UnitIndex].AsInt64()) > 1 && (first || u.lead < r.MinLead) {
+				r.MinLead, first = u.lead, false
+			}
+		case semconv.SpanTTSTake:
+			n := a[semconv.TakeNeed].AsFloat64()
+			need[a[semconv.TakeID].AsString()] = n
+			r.Takes++
+			r.NeedMax = math.Max(r.NeedMax, n)
+		case semconv.SpanLinkStatus:
+			r.LinkStatuses = append(r.LinkStatuses, a[semconv.LinkStatus].AsString())
+			r.LinkMessages = append(r.LinkMessages, a[semconv.LinkStatusMessage].AsString())
+		}
+	}
+	for _, u := range units {
+		if n, ok := need[u.take]; ok && u.underruns > 0 {
+			r.NeedUnderrun = math.Max(r.NeedUnderrun, n)
+		}
+	}
+	if rep != nil {
+		r.Checks, r.ChecksFailed = len(rep.Checks), rep.ChecksFailed()
+		r.Errors = rep.Errors
+	}
+	return r
+}
+
+func (t *TurnResult) setVerdict(v verdicts.Verdict) {
+	t.Cause, t.Evidence = v.Cause, v.Evidence
+	t.Causes = append([]string{}, v.Causes...)
+}
+
+// judge compares the turn with its scenario's expectation.
+func (t *TurnResult) judge() {
+	var why []string
+	e := t.expect
+	if e.Cause != "" {
+		switch {
+		case t.Cause == "":
+			why = append(why, "no verdict came back from the collector")
+		case t.Cause != e.Cause:
+			why = append(why, fmt.Sprintf("verdict %s, expected %s", t.Cause, e.Cause))
+		}
+	}
+	if e.Link != "" && !slices.Contains(t.Readings.LinkStatuses, e.Link) {
+		why = append(why, fmt.Sprintf("status line %s never shown (shown: %s)", e.Link, orNone(t.Readings.LinkStatuses)))
+	}
+	switch e.Missed {
+	case scenario.MissedSome:
+		if t.Readings.ChecksFailed == 0 {
+			why = append(why, fmt.Sprintf("all %d progress checks answered, expected some to fail", t.Readings.Checks))
+		}
+	case scenario.MissedNone:
+		if t.Readings.ChecksFailed > 0 {
+			why = append(why, fmt.Sprintf("%d of %d progress checks failed, expected none", t.Readings.ChecksFailed, t.Readings.Checks))
+		}
+	}
+	t.OK = len(why) == 0
+	t.Mismatch = strings.Join(why, "; ")
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// WriteJSON writes one JSON object per turn.
+func WriteJSON(w io.Writer, turns []TurnResult) error {
+	enc := json.NewEncoder(w)
+	for _, t := range turns {
+		if err := enc.Encode(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Line is the turn as one line of text: scenario, turn, expected, verdict,
+// whether they agree, and the evidence (or the status line and checks for the
+// lost-link and burst scenarios).
+func (t TurnResult) Line() string {
+	verdict := t.Cause
+	if verdict == "" {
+		verdict = "(none yet)"
+	}
+	mark := "ok"
+	if !t.OK {
+		mark = "MISMATCH"
+	}
+	detail := t.Evidence
+	if t.expect.Link != "" && len(t.Readings.LinkMessages) > 0 {
+		detail = fmt.Sprintf("status %q; %s", lastNonOK(t.Readings), detail)
+	}
+	if t.expect.Missed != scenario.MissedAny {
+		detail = fmt.Sprintf("checks %d failed of %d; %s", t.Readings.ChecksFailed, t.Readings.Checks, detail)
+	}
+	if !t.OK {
+		detail = t.Mismatch + " | " + detail
+	}
+	return fmt.Sprintf("%-14s %d  expected %-34s verdict %-10s %-8s %s", t.Scenario, t.Turn, t.Expected, verdict, mark, detail)
+}
+
+func lastNonOK(r Readings) string {
+	for i := len(r.LinkStatuses) - 1; i >= 0; i-- {
+		if r.LinkStatuses[i] != semconv.LinkStatusOK && r.LinkStatuses[i] != semconv.LinkStatusConnectionLost {
+			return r.LinkMessages[i]
+		}
+	}
+	return r.LinkMessages[len(r.LinkMessages)-1]
+}

@@ -1,0 +1,365 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/percause/percause/instr"
+	"github.com/percause/percause/instr/lanes"
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/engine"
+	"github.com/percause/percause/lab/faults"
+	"github.com/percause/percause/lab/phone"
+	"github.com/percause/percause/lab/scenario"
+	"github.com/percause/percause/lab/verdicts"
+)
+
+// Defaults of a lab run.
+const (
+	// DefaultScale runs twenty person-seconds in one wall second: the whole
+	// scenario set well inside a minute.
+	DefaultScale = 20.0
+	// DefaultVerdictTimeout bounds the wait for the last verdicts after the
+	// last turn.
+	DefaultVerdictTimeout = 30 * time.Second
+	// flushTimeout bounds one turn's flush to the collector.
+	flushTimeout = 10 * time.Second
+)
+
+type config struct {
+	scale          float64
+	otlp           string
+	verdictFile    string
+	collectorBin   string
+	workDir        string
+	log            *slog.Logger
+	verdictTimeout time.Duration
+	onTurn         func(TurnResult)
+}
+
+// Option configures Run.
+type Option func(*config)
+
+// WithScale sets person-seconds per wall second (default DefaultScale).
+func WithScale(f float64) Option { return func(c *config) { c.scale = f } }
+
+// WithCollector uses a collector that is already running: OTLP/HTTP base
+// URL and its verdict file. Without it Run starts one (WithCollectorBinary).
+func WithCollector(otlpURL, verdictFile string) Option {
+	return func(c *config) { c.otlp, c.verdictFile = otlpURL, verdictFile }
+}
+
+// WithCollectorBinary is the percause binary Run starts as `percause
+// collector` when no running collector is given.
+func WithCollectorBinary(path string) Option { return func(c *config) { c.collectorBin = path } }
+
+// WithWorkDir keeps the run's spools and the collector's data under dir
+// (default: a temporary folder removed at the end).
+func WithWorkDir(dir string) Option { return func(c *config) { c.workDir = dir } }
+
+// WithLogger logs the run's components (default: discarded).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithVerdictTimeout bounds the wait for verdicts after the last turn.
+func WithVerdictTimeout(d time.Duration) Option { return func(c *config) { c.verdictTimeout = d } }
+
+// WithTurnHook is told of every turn as it ends, before its verdict.
+func WithTurnHook(f func(TurnResult)) Option { return func(c *config) { c.onTurn = f } }
+
+func (c *config) validate() error {
+	switch {
+	case !(c.scale > 0) || math.IsInf(c.scale, 0):
+		return fmt.Errorf("lab: scale must be a positive finite number, got %v", c.scale)
+	case (c.otlp == "") != (c.verdictFile == ""):
+		return errors.New("lab: a running collector needs both its OTLP URL and its verdict file")
+	case c.otlp == "" && c.collectorBin == "":
+		return errors.New("lab: no collector: give a running one (OTLP URL and verdict file) or the percause binary to start")
+	case c.verdictTimeout <= 0:
+		return fmt.Errorf("lab: verdict timeout must be positive, got %v", c.verdictTimeout)
+	}
+	return nil
+}
+
+// Result is a whole lab run.
+type Result struct {
+	Turns []TurnResult
+	// Prometheus is the started collector's Prometheus endpoint ("" when
+	// the collector was given).
+	Prometheus  string
+	VerdictFile string
+	Wall        time.Duration
+}
+
+// Mismatches counts the turns whose verdict or readings differ from the
+// scenario's expectation.
+func (r *Result) Mismatches() int {
+	n := 0
+	for _, t := range r.Turns {
+		if !t.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// Run runs the scenarios one after another and returns every turn with its
+// verdict. An error means the lab itself could not run (a turn that merely
+// disagrees with its expectation is a mismatch in the result, not an error).
+func Run(ctx context.Context, scenarios []scenario.Scenario, opts ...Option) (*Result, error) {
+	cfg := config{scale: DefaultScale, verdictTimeout: DefaultVerdictTimeout,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	for _, s := range scenarios {
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	work := cfg.workDir
+	if work == "" {
+		dir, err := os.MkdirTemp("", "percause-lab-")
+		if err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		work = dir
+	}
+	res := &Result{VerdictFile: cfg.verdictFile}
+	otlpURL := cfg.otlp
+	if otlpURL == "" {
+		col, err := StartCollector(ctx, cfg.collectorBin, filepath.Join(work, "collector"))
+		if err != nil {
+			return nil, err
+		}
+		defer col.Stop()
+		otlpURL, res.VerdictFile, res.Prometheus = col.OTLP, col.VerdictFile, col.Prometheus
+	}
+	reader := verdicts.NewReader(res.VerdictFile)
+	r := &runner{cfg: cfg, otlp: otlpURL, work: work, capture: newCapture(), installation: uuid.NewString()}
+	for _, s := range scenarios {
+		turns, err := r.scenario(ctx, s)
+		for _, t := range turns {
+			if cfg.onTurn != nil {
+				cfg.onTurn(t)
+			}
+		}
+		res.Turns = append(res.Turns, turns...)
+		if err != nil {
+			return res, err
+		}
+	}
+	// The verdicts come back through the collector.
+	ids := make([]string, 0, len(res.Turns))
+	for _, t := range res.Turns {
+		ids = append(ids, t.TraceID)
+	}
+	wctx, cancel := context.WithTimeout(ctx, cfg.verdictTimeout)
+	defer cancel()
+	got, werr := reader.Wait(wctx, ids)
+	for i := range res.Turns {
+		t := &res.Turns[i]
+		if v, ok := got[t.TraceID]; ok {
+			t.setVerdict(v)
+		}
+		t.judge()
+	}
+	res.Wall = time.Since(start)
+	if werr != nil && ctx.Err() != nil {
+		return res, werr
+	}
+	return res, nil
+}
+
+// runner holds what one Run shares between scenarios.
+type runner struct {
+	cfg          config
+	otlp         string
+	work         string
+	capture      *capture
+	installation string
+	launches     int
+}
+
+func (r *runner) dir(name string) string {
+	r.launches++
+	return filepath.Join(r.work, "spool", fmt.Sprintf("%02d-%s", r.launches, name))
+}
+
+// faultsNow is the turn's fault switches the phone's hooks read.
+type faultsNow struct {
+	mu sync.Mutex
+	t  scenario.Turn
+	wg sync.WaitGroup // faults still running (an engine down, a device offline)
+}
+
+func (f *faultsNow) set(t scenario.Turn) {
+	f.mu.Lock()
+	f.t = t
+	f.mu.Unlock()
+}
+
+func (f *faultsNow) get() scenario.Turn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+// scenario runs one scenario on a fresh engine, proxy and phone.
+func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResult, error) {
+	cfg := r.cfg
+	eng, err := setupSDK(ctx, r.otlp, r.dir("engine-"+s.Name), cfg.scale, r.capture, cfg.log,
+		instr.WithServiceName(semconv.ServiceEngine))
+	if err != nil {
+		return nil, err
+	}
+	defer shutdown(eng)
+	e, err := engine.New(engine.WithTimeScale(cfg.scale), engine.WithTakes(engine.SDKTakes(eng.sdk)),
+		engine.WithTracing(eng.sdk.TracerProvider(), instr.Propagator()))
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	proxy, err := faults.Listen(e.Addr(), faults.WithTimeScale(cfg.scale))
+	if err != nil {
+		return nil, err
+	}
+	defer proxy.Close()
+
+	var (
+		fx      faultsNow
+		ph      *phone.Phone
+		ln      *launch
+		lc      *lanes.Client
+		arrange string
+		out     []TurnResult
+	)
+	closePhone := func() {
+		if ln != nil {
+			lc.Close()
+			shutdown(ln)
+		}
+	}
+	defer func() { closePhone() }()
+	wall := func(person float64) time.Duration { return time.Duration(person / cfg.scale * float64(time.Second)) }
+	hooks := phone.Hooks{TakesArrived: func(int) {
+		t := fx.get()
+		if t.StaleAfterTakes {
+			proxy.StaleOpen()
+		}
+		if t.RestartFor > 0 {
+			e.Stop()
+			fx.wg.Add(1)
+			time.AfterFunc(wall(t.RestartFor), func() {
+				defer fx.wg.Done()
+				if err := e.Restart(); err != nil {
+					cfg.log.Error("lab: engine restart", "err", err)
+				}
+			})
+		}
+		if t.OfflineFor > 0 {
+			ph.SetOnline(false)
+			proxy.SetOffline(true)
+			fx.wg.Add(1)
+			time.AfterFunc(wall(t.OfflineFor), func() {
+				defer fx.wg.Done()
+				proxy.SetOffline(false)
+				ph.SetOnline(true)
+			})
+		}
+	}}
+
+	for i, t := range s.Turns {
+		want := t.Lanes
+		if want == "" {
+			want = scenario.LanesSplit
+		}
+		if ph == nil || want != arrange {
+			closePhone()
+			ln, err = setupSDK(ctx, r.otlp, r.dir("phone-"+s.Name), cfg.scale, r.capture, cfg.log,
+				instr.WithServiceName(semconv.ServicePhone), instr.WithInstallationID(r.installation))
+			if err != nil {
+				return out, err
+			}
+			lopts := []lanes.Option{lanes.WithTimeScale(cfg.scale),
+				lanes.WithTracerProvider(ln.sdk.TracerProvider()), lanes.WithMeterProvider(ln.sdk.MeterProvider()),
+				lanes.WithPropagator(instr.Propagator()), lanes.WithLogger(cfg.log),
+				lanes.WithInFlightHook(func(_ string, d int) { _ = ln.sdk.Live().Add(semconv.LiveRepliesInFlight, d) }),
+			}
+			if want == scenario.LanesShared {
+				lopts = append(lopts, lanes.WithSharedPool())
+			}
+			lc, err = lanes.New(lopts...)
+			if err != nil {
+				return out, err
+			}
+			pc := phone.DefaultConfig(proxy.URL())
+			pc.Scale = cfg.scale
+			ph, err = phone.New(pc, ln.sdk, lc, hooks)
+			if err != nil {
+				return out, err
+			}
+			arrange = want
+		}
+		ecfg := engine.DefaultConfig()
+		if t.Rate > 0 {
+			ecfg.Rate = t.Rate
+		}
+		if len(t.Reply) > 0 {
+			ecfg.Reply = nil
+			for _, l := range t.Reply {
+				ecfg.Reply = append(ecfg.Reply, engine.Line{Text: l.Text, After: l.After})
+			}
+		}
+		if err := e.SetConfig(ecfg); err != nil {
+			return out, err
+		}
+		if err := proxy.SetShape(t.Shape); err != nil {
+			return out, err
+		}
+		fx.set(t)
+		upload := t.Upload
+		if upload == 0 {
+			upload = scenario.DefaultUpload
+		}
+		ln.busy.Store(true)
+		rep, err := ph.Turn(ctx, phone.Plan{Leak: t.Leak, Bluetooth: t.Bluetooth, Upload: upload})
+		ln.busy.Store(false)
+		fx.wg.Wait() // the engine is back, the device online
+		_ = proxy.SetShape(faults.Shape{})
+		if err != nil && rep == nil {
+			return out, fmt.Errorf("lab: %s turn %d: %w", s.Name, i+1, err)
+		}
+		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		ferr := errors.Join(ln.flush(fctx), eng.flush(fctx))
+		cancel()
+		if ferr != nil {
+			cfg.log.Warn("lab: flush", "err", ferr)
+		}
+		tr := TurnResult{Scenario: s.Name, Turn: i + 1, LaunchTurn: rep.Index, Expected: t.Expect.String(),
+			expect: t.Expect, TraceID: rep.TraceID, Causes: []string{}}
+		tr.Readings = readingsOf(r.capture.trace(rep.TraceID), rep)
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
+func shutdown(l *launch) {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	_ = l.shutdown(ctx)
+}
