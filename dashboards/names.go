@@ -16,9 +16,9 @@ const (
 	kindHistogram             // _bucket, _sum, _count
 )
 
-// metric is one instrument of instr/semconv with what the Prometheus name
+// instrument is one instrument of instr/semconv with what the Prometheus name
 // depends on: its unit and its kind.
-type metric struct {
+type instrument struct {
 	otel string
 	unit string
 	kind kind
@@ -30,7 +30,7 @@ type metric struct {
 // _bytes unless the name already ends so, a gauge of unit 1 gets _ratio,
 // and a monotonic counter gets _total. Histograms are named without their
 // _bucket/_sum/_count suffix; see bucket, sum and count.
-func (m metric) prom() string {
+func (m instrument) prom() string {
 	name := escape(m.otel)
 	if u := promUnit(m.unit, m.kind); u != "" && !strings.HasSuffix(name, "_"+u) {
 		name += "_" + u
@@ -41,9 +41,9 @@ func (m metric) prom() string {
 	return name
 }
 
-func (m metric) bucket() string { return m.prom() + "_bucket" }
-func (m metric) sum() string    { return m.prom() + "_sum" }
-func (m metric) count() string  { return m.prom() + "_count" }
+func (m instrument) bucket() string { return m.prom() + "_bucket" }
+func (m instrument) sum() string    { return m.prom() + "_sum" }
+func (m instrument) count() string  { return m.prom() + "_count" }
 
 func promUnit(unit string, k kind) string {
 	switch {
@@ -92,26 +92,26 @@ func label(key string) string { return escape(key) }
 // exports fails the end-to-end test, which reads every query against a real
 // Prometheus fed by the real pipeline.
 var (
-	mUnderruns       = metric{semconv.MetricUnderruns, semconv.UnitCount, kindCounter}
-	mSilence         = metric{semconv.MetricSilence, semconv.UnitSeconds, kindHistogram}
-	mUnitLead        = metric{semconv.MetricUnitLead, semconv.UnitSeconds, kindHistogram}
-	mCushion         = metric{semconv.MetricCushion, semconv.UnitSeconds, kindHistogram}
-	mTakeFirstByte   = metric{semconv.MetricTakeFirstByte, semconv.UnitSeconds, kindHistogram}
-	mTakeNeed        = metric{semconv.MetricTakeNeed, semconv.UnitSeconds, kindHistogram}
-	mTakeRate        = metric{semconv.MetricTakeRate, semconv.UnitRatio, kindHistogram}
-	mTakeBeside      = metric{semconv.MetricTakeBeside, semconv.UnitTakes, kindHistogram}
-	mLiveObjects     = metric{semconv.MetricLiveObjects, semconv.UnitObjects, kindGauge}
-	mPoolResets      = metric{semconv.MetricPoolResets, semconv.UnitResets, kindCounter}
-	mRepliesInFlight = metric{semconv.MetricRepliesInFlight, semconv.UnitReplies, kindGauge}
-	mRouteChanges    = metric{semconv.MetricRouteChanges, semconv.UnitChanges, kindCounter}
-	mListenOpen      = metric{semconv.MetricListenOpen, semconv.UnitSeconds, kindHistogram}
-	mTurns           = metric{semconv.MetricTurns, semconv.UnitTurns, kindCounter}
-	mSpeechEndToPost = metric{semconv.MetricSpeechEndToPost, semconv.UnitSeconds, kindHistogram}
-	mNotSent         = metric{semconv.MetricNotSent, semconv.UnitSeconds, kindHistogram}
-	mDeviceUptime    = metric{semconv.MetricDeviceUptime, semconv.UnitSeconds, kindGauge}
-	mAppUptime       = metric{semconv.MetricAppUptime, semconv.UnitSeconds, kindGauge}
-	mMemory          = metric{semconv.MetricMemory, semconv.UnitBytes, kindGauge}
-	mLinkStatus      = metric{semconv.MetricLinkStatus, semconv.UnitChanges, kindCounter}
+	mUnderruns       = instrument{semconv.MetricUnderruns, semconv.UnitCount, kindCounter}
+	mSilence         = instrument{semconv.MetricSilence, semconv.UnitSeconds, kindHistogram}
+	mUnitLead        = instrument{semconv.MetricUnitLead, semconv.UnitSeconds, kindHistogram}
+	mCushion         = instrument{semconv.MetricCushion, semconv.UnitSeconds, kindHistogram}
+	mTakeFirstByte   = instrument{semconv.MetricTakeFirstByte, semconv.UnitSeconds, kindHistogram}
+	mTakeNeed        = instrument{semconv.MetricTakeNeed, semconv.UnitSeconds, kindHistogram}
+	mTakeRate        = instrument{semconv.MetricTakeRate, semconv.UnitRatio, kindHistogram}
+	mTakeBeside      = instrument{semconv.MetricTakeBeside, semconv.UnitTakes, kindHistogram}
+	mLiveObjects     = instrument{semconv.MetricLiveObjects, semconv.UnitObjects, kindGauge}
+	mPoolResets      = instrument{semconv.MetricPoolResets, semconv.UnitResets, kindCounter}
+	mRepliesInFlight = instrument{semconv.MetricRepliesInFlight, semconv.UnitReplies, kindGauge}
+	mRouteChanges    = instrument{semconv.MetricRouteChanges, semconv.UnitChanges, kindCounter}
+	mListenOpen      = instrument{semconv.MetricListenOpen, semconv.UnitSeconds, kindHistogram}
+	mTurns           = instrument{semconv.MetricTurns, semconv.UnitTurns, kindCounter}
+	mSpeechEndToPost = instrument{semconv.MetricSpeechEndToPost, semconv.UnitSeconds, kindHistogram}
+	mNotSent         = instrument{semconv.MetricNotSent, semconv.UnitSeconds, kindHistogram}
+	mDeviceUptime    = instrument{semconv.MetricDeviceUptime, semconv.UnitSeconds, kindGauge}
+	mAppUptime       = instrument{semconv.MetricAppUptime, semconv.UnitSeconds, kindGauge}
+	mMemory          = instrument{semconv.MetricMemory, semconv.UnitBytes, kindGauge}
+	mLinkStatus      = instrument{semconv.MetricLinkStatus, semconv.UnitChanges, kindCounter}
 )
 
 // Labels the queries select and group by.

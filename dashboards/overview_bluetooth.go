@@ -17,7 +17,7 @@ func bluetoothRouteChanges() cog.Builder[dashboard.Panel] {
 		bluetoothRule+"Audio route changes while she reads, by the reason the system gave.",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(sumIncrease(sel(mRouteChanges.prom(), phoneScope), rateInterval, lReason), "{{"+lReason+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mRouteChanges.prom(), phoneScope), stepWindow, lReason), "{{"+lReason+"}}"))
 }
 
 func bluetoothShare() cog.Builder[dashboard.Panel] {
@@ -28,7 +28,7 @@ func bluetoothShare() cog.Builder[dashboard.Panel] {
 		"percentunit").
 		Span(thirdWidth).
 		Height(panelHeight).
-		WithTarget(promInstant(fmt.Sprintf("(%s or vector(0)) / %s", sumIncrease(bt, wholeRange), sumIncrease(turns, wholeRange)), "bluetooth"))
+		WithTarget(promInstant(fmt.Sprintf("(%s or vector(0)) / %s", sumGrowth(bt, wholeRange), sumGrowth(turns, wholeRange)), "bluetooth"))
 }
 
 func bluetoothVerdicts() cog.Builder[dashboard.Panel] {
@@ -36,5 +36,5 @@ func bluetoothVerdicts() cog.Builder[dashboard.Panel] {
 		bluetoothRule+"Turns whose verdict implicated Bluetooth.",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(implicated(semconv.CauseBluetooth, rateInterval), semconv.CauseBluetooth))
+		WithTarget(promRange(implicated(semconv.CauseBluetooth, stepWindow), semconv.CauseBluetooth))
 }

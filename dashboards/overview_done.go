@@ -20,9 +20,7 @@ func doneSlowestPost() cog.Builder[dashboard.Panel] {
 			fmt.Sprintf("(the upper bound of its histogram bucket), red above %g s (DefaultPostBudget).", DefaultPostBudget),
 		"s").
 		Thresholds(greenUntil(DefaultPostBudget)).
-		WithTarget(promInstant(
-			fmt.Sprintf("histogram_quantile(1, sum by (le) (increase(%s[%s])))",
-				sel(mSpeechEndToPost.bucket(), linkScope), wholeRange), "slowest post"))
+		WithTarget(promInstant(quantile(1, mSpeechEndToPost, linkScope, wholeRange), "slowest post"))
 }
 
 func donePoolResets() cog.Builder[dashboard.Panel] {
@@ -42,7 +40,7 @@ func doneNotSent() cog.Builder[dashboard.Panel] {
 		"s").
 		Thresholds(greenUntil(0.001)).
 		WithTarget(promInstant(
-			sumIncrease(sel(mNotSent.sum(), linkScope), wholeRange)+" or vector(0)", "not sent"))
+			sumGrowth(sel(mNotSent.sum(), linkScope), wholeRange)+" or vector(0)", "not sent"))
 }
 
 func doneTurns() cog.Builder[dashboard.Panel] {
@@ -50,5 +48,5 @@ func doneTurns() cog.Builder[dashboard.Panel] {
 		"How many turns reached a verdict in the range, by link: the criterion asks for a day on Wi-Fi and on LTE.",
 		"short").
 		Thresholds(redBelow(1)).
-		WithTarget(promInstant(sumIncrease(sel(promTurns, verdictScope), wholeRange, lLink), "{{"+lLink+"}}"))
+		WithTarget(promInstant(sumGrowth(sel(promTurns, verdictScope), wholeRange, lLink), "{{"+lLink+"}}"))
 }

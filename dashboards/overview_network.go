@@ -13,14 +13,14 @@ func networkUnderruns() cog.Builder[dashboard.Panel] {
 	return barsPanel("Underruns by link",
 		networkRule+"Underruns counted per unit read aloud, by the turn's link (Wi-Fi, cellular).",
 		"short").
-		WithTarget(promRange(sumIncrease(sel(mUnderruns.prom(), linkScope), rateInterval, lLink), "{{"+lLink+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mUnderruns.prom(), linkScope), stepWindow, lLink), "{{"+lLink+"}}"))
 }
 
 func networkSilence() cog.Builder[dashboard.Panel] {
 	return barsPanel("Silent seconds by link",
 		networkRule+"Seconds of silence the underruns left, by link: the primary cause of a turn is the underrun cause with the most of them.",
 		"s").
-		WithTarget(promRange(sumIncrease(sel(mSilence.sum(), linkScope), rateInterval, lLink), "{{"+lLink+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mSilence.sum(), linkScope), stepWindow, lLink), "{{"+lLink+"}}"))
 }
 
 func networkCushion() cog.Builder[dashboard.Panel] {
@@ -35,5 +35,5 @@ func networkVerdicts() cog.Builder[dashboard.Panel] {
 	return barsPanel("Turns implicating the network",
 		networkRule+"Turns whose verdict implicated the network.",
 		"short").
-		WithTarget(promRange(implicated(semconv.CauseNetwork, rateInterval), semconv.CauseNetwork))
+		WithTarget(promRange(implicated(semconv.CauseNetwork, stepWindow), semconv.CauseNetwork))
 }

@@ -24,7 +24,7 @@ func poolMovements() cog.Builder[dashboard.Panel] {
 		poolRule+"Heals per interval by lane: every bar is the alert \"pool_reset moved\".",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(sumIncrease(sel(mPoolResets.prom(), phoneScope), rateInterval, lLane), "{{"+lLane+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mPoolResets.prom(), phoneScope), stepWindow, lLane), "{{"+lLane+"}}"))
 }
 
 func poolRepliesInFlight() cog.Builder[dashboard.Panel] {
@@ -40,7 +40,7 @@ func poolVerdicts() cog.Builder[dashboard.Panel] {
 		poolRule+"Turns whose verdict implicated the pool.",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(implicated(semconv.CausePool, rateInterval), semconv.CausePool))
+		WithTarget(promRange(implicated(semconv.CausePool, stepWindow), semconv.CausePool))
 }
 
 func poolLinkStatus() cog.Builder[dashboard.Panel] {
@@ -50,5 +50,5 @@ func poolLinkStatus() cog.Builder[dashboard.Panel] {
 			"Every change of the status line, by status (alert: Reconnecting fired).",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(sumIncrease(sel(mLinkStatus.prom(), phoneScope), rateInterval, lLinkStatus), "{{"+lLinkStatus+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mLinkStatus.prom(), phoneScope), stepWindow, lLinkStatus), "{{"+lLinkStatus+"}}"))
 }

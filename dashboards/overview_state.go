@@ -41,5 +41,5 @@ func stateVerdicts() cog.Builder[dashboard.Panel] {
 		stateRule+"Turns whose verdict implicated accumulated state (alert: live count growing).",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(implicated(semconv.CauseState, rateInterval), semconv.CauseState))
+		WithTarget(promRange(implicated(semconv.CauseState, stepWindow), semconv.CauseState))
 }

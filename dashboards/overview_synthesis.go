@@ -51,5 +51,5 @@ func synthesisVerdicts() cog.Builder[dashboard.Panel] {
 	return barsPanel("Turns implicating synthesis",
 		synthesisRule+"Turns whose verdict implicated synthesis.",
 		"short").
-		WithTarget(promRange(implicated(semconv.CauseSynthesis, rateInterval), semconv.CauseSynthesis))
+		WithTarget(promRange(implicated(semconv.CauseSynthesis, stepWindow), semconv.CauseSynthesis))
 }

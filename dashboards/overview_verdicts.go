@@ -26,7 +26,7 @@ func turnsByCause() cog.Builder[dashboard.Panel] {
 			"unknown: an underrun whose take never reached the collector.",
 		"short").
 		Span(fullWidth).
-		WithTarget(promRange(sumIncrease(sel(promTurns, verdictScope), rateInterval, lCause), "{{"+lCause+"}}")))
+		WithTarget(promRange(sumGrowth(sel(promTurns, verdictScope), stepWindow, lCause), "{{"+lCause+"}}")))
 }
 
 func causeShares() cog.Builder[dashboard.Panel] {
@@ -40,7 +40,7 @@ func causeShares() cog.Builder[dashboard.Panel] {
 		PieType(piechart.PieChartTypeDonut).
 		DisplayLabels([]piechart.PieChartLabels{piechart.PieChartLabelsName, piechart.PieChartLabelsPercent}).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
-		WithTarget(promInstant(sumIncrease(sel(promTurns, verdictScope), wholeRange, lCause), "{{"+lCause+"}}"))
+		WithTarget(promInstant(sumGrowth(sel(promTurns, verdictScope), wholeRange, lCause), "{{"+lCause+"}}"))
 }
 
 func implicatedCauses() cog.Builder[dashboard.Panel] {
@@ -49,7 +49,7 @@ func implicatedCauses() cog.Builder[dashboard.Panel] {
 			"so this shows the causes hidden behind a primary one.",
 		"short").
 		Span(thirdWidth * 2).
-		WithTarget(promRange(sumIncrease(sel(promImplicated, verdictScope), rateInterval, lCause), "{{"+lCause+"}}")))
+		WithTarget(promRange(sumGrowth(sel(promImplicated, verdictScope), stepWindow, lCause), "{{"+lCause+"}}")))
 }
 
 func recentTurnVerdicts() cog.Builder[dashboard.Panel] {

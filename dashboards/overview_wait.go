@@ -34,5 +34,5 @@ func waitVerdicts() cog.Builder[dashboard.Panel] {
 		waitRule+"Turns whose verdict implicated the wait.",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(implicated(semconv.CauseWait, rateInterval), semconv.CauseWait))
+		WithTarget(promRange(implicated(semconv.CauseWait, stepWindow), semconv.CauseWait))
 }

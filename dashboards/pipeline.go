@@ -26,13 +26,13 @@ const (
 	colMemoryRSS         = "otelcol_process_memory_rss_bytes"
 	colCPUSeconds        = "otelcol_process_cpu_seconds_total"
 
-	// The verdict processor's self-telemetry.
-	colVerdictPending   = "otelcol_processor_verdict_pending_turns"
-	colVerdictDecided   = "otelcol_processor_verdict_verdicts_total"
-	colVerdictForced    = "otelcol_processor_verdict_forced_total"
-	colVerdictEvicted   = "otelcol_processor_verdict_evicted_total"
-	colVerdictDropped   = "otelcol_processor_verdict_dropped_total"
-	colVerdictDuplicate = "otelcol_processor_verdict_duplicates_total"
+	// The verdict processor's self-telemetry (processors/verdictprocessor,
+	// internal/metadata): pending turns, verdicts by cause, forced decisions
+	// and dropped readings by reason (evictions are the pending_limit drops).
+	colVerdictPending = "otelcol_processor_verdict_pending_turns"
+	colVerdictDecided = "otelcol_processor_verdict_verdicts_total"
+	colVerdictForced  = "otelcol_processor_verdict_forced_total"
+	colVerdictDropped = "otelcol_processor_verdict_dropped_total"
 )
 
 // Labels of the collector's own telemetry.
@@ -111,22 +111,21 @@ func verdictPending() cog.Builder[dashboard.Panel] {
 
 func verdictDecisions() cog.Builder[dashboard.Panel] {
 	return barsPanel("Verdicts made and forced",
-		"Verdicts per interval; forced: decided when the wait ran out before every take arrived (the verdict then names the missing take). "+
-			"Duplicates: a turn delivered twice, decided once.",
+		"Verdicts per interval by primary cause; forced: decided when the wait ran out before every take the units name arrived "+
+			"(the verdict then names the missing take), by reason.",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(sumIncrease(colVerdictDecided, rateInterval), "verdicts")).
-		WithTarget(promRange(sumIncrease(colVerdictForced, rateInterval, lReason2), "forced {{"+lReason2+"}}")).
-		WithTarget(promRange(sumIncrease(colVerdictDuplicate, rateInterval), "duplicates"))
+		WithTarget(promRange(sumGrowth(colVerdictDecided, stepWindow, lCause), "{{"+lCause+"}}")).
+		WithTarget(promRange(sumGrowth(colVerdictForced, stepWindow, lReason2), "forced: {{"+lReason2+"}}"))
 }
 
 func verdictLosses() cog.Builder[dashboard.Panel] {
 	return barsPanel("Evictions and drops",
-		"Pending turns evicted by the limit on their number, and spans dropped: every loss is counted, none is silent.",
+		"Readings dropped without a verdict, by reason: pending_limit (evicted by the limit on pending turns), no_turn (aged out without its voice.turn), "+
+			"decided and duplicate_* (late or repeated deliveries of a turn already decided, at-least-once delivery), export_failed. Every loss is counted, none is silent.",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(sumIncrease(colVerdictEvicted, rateInterval), "evicted")).
-		WithTarget(promRange(sumIncrease(colVerdictDropped, rateInterval, lReason2), "dropped {{"+lReason2+"}}"))
+		WithTarget(promRange(sumGrowth(colVerdictDropped, stepWindow, lReason2), "{{"+lReason2+"}}"))
 }
 
 func processorThroughput() cog.Builder[dashboard.Panel] {

@@ -15,6 +15,9 @@ const (
 	// rateInterval is Grafana's range for rate() and increase(): at least
 	// four scrape intervals, so a panel never reads a single sample.
 	rateInterval = "$__rate_interval"
+	// stepWindow is Grafana's step: bars that count events per step use it,
+	// so every event lands in exactly one bar.
+	stepWindow = "$__interval"
 	// wholeRange is the dashboard's selected time range, for panels that
 	// answer "over the day".
 	wholeRange = "$__range"
@@ -68,28 +71,38 @@ func by(labels ...string) string {
 	return " by (" + strings.Join(labels, ", ") + ")"
 }
 
-// sumIncrease: how much a counter grew per window, summed by labels.
-func sumIncrease(series, window string, labels ...string) string {
-	return fmt.Sprintf("sum%s (increase(%s[%s]))", by(labels...), series, window)
+// growth is how much each series of a cumulative counter (or histogram
+// bucket, sum, count) grew over window, counting a series born within the
+// window from 0. increase() cannot: it starts from a series' first sample,
+// and the series here are born at their first event (a launch's first
+// underrun, the count connector's first verdict of a cause on a link), so
+// increase() would drop exactly the events that matter most. A drop (the
+// collector restarted and re-accumulates) counts as no growth rather than a
+// negative one. docs/decisions/0301-counting-events-from-series-born-nonzero.md.
+func growth(series, window string) string {
+	return fmt.Sprintf("clamp_min(%s - (%s offset %s or %s * 0), 0)", series, series, window, series)
 }
 
-// quantile of a histogram over window, by labels.
-func quantile(q float64, m metric, scope []matcher, window string, labels ...string) string {
-	return fmt.Sprintf("histogram_quantile(%g, sum%s (rate(%s[%s])))",
-		q, by(append([]string{"le"}, labels...)...), sel(m.bucket(), scope), window)
+// sumGrowth: events per window, summed by labels.
+func sumGrowth(series, window string, labels ...string) string {
+	return fmt.Sprintf("sum%s (%s)", by(labels...), growth(series, window))
+}
+
+// quantile of a histogram's observations over window, by labels.
+func quantile(q float64, m instrument, scope []matcher, window string, labels ...string) string {
+	return fmt.Sprintf("histogram_quantile(%g, %s)", q, sumGrowth(sel(m.bucket(), scope), window, append([]string{"le"}, labels...)...))
 }
 
 // mean of a histogram's observations over window, by labels: exact,
 // whatever the bucket boundaries.
-func mean(m metric, scope []matcher, window string, labels ...string) string {
-	return fmt.Sprintf("sum%s (rate(%s[%s])) / sum%s (rate(%s[%s]))",
-		by(labels...), sel(m.sum(), scope), window, by(labels...), sel(m.count(), scope), window)
+func mean(m instrument, scope []matcher, window string, labels ...string) string {
+	return fmt.Sprintf("%s / %s", sumGrowth(sel(m.sum(), scope), window, labels...), sumGrowth(sel(m.count(), scope), window, labels...))
 }
 
 // implicated: turns implicating cause per window (the verdict processor's
 // reading, counted by the count connector).
 func implicated(cause, window string) string {
-	return sumIncrease(sel(promImplicated, with(verdictScope, eq(lCause, cause))), window)
+	return sumGrowth(sel(promImplicated, with(verdictScope, eq(lCause, cause))), window)
 }
 
 // movedWithin is true (a sample per group) when a cumulative counter rose
