@@ -6,11 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/percause/percause/internal/poolsim"
 )
@@ -70,16 +66,13 @@ func runPoolsim(args []string, stdout, stderr io.Writer) int {
 	default:
 		errs = append(errs, fmt.Errorf("--engine: want up or gone, got %q", *engine))
 	}
-	for i, s := range strings.Split(*takes, ",") {
-		d, err := seconds(strings.TrimSpace(s))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--takes: take %d: %v", i+1, err))
-			continue
-		}
-		c.Takes = append(c.Takes, d)
+	t, err := poolsim.ParseTakes(*takes)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--takes: %w", err))
 	}
+	c.Takes = t
 	if *words != "" {
-		d, err := seconds(*words)
+		d, err := poolsim.ParseSeconds(*words)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--words-until: %v", err))
 		}
@@ -96,16 +89,4 @@ func runPoolsim(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, r.Row())
 	return 0
-}
-
-// seconds parses a non-negative number of seconds to the millisecond.
-func seconds(s string) (time.Duration, error) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%q is not a number of seconds", s)
-	}
-	if f < 0 || f > 86400 {
-		return 0, fmt.Errorf("%q is outside 0..86400 seconds", s)
-	}
-	return time.Duration(math.Round(f*1000)) * time.Millisecond, nil
 }

@@ -56,7 +56,7 @@ func TestPoolsimBadFlags(t *testing.T) {
 		{[]string{"--pools", "three"}, "--pools: want one or two"},
 		{[]string{"--engine", "down"}, "--engine: want up or gone"},
 		{[]string{"--takes", "14,x"}, "--takes: take 2"},
-		{[]string{"--takes", "0"}, "take 1 length must be positive"},
+		{[]string{"--takes", "0"}, "take 1"},
 		{[]string{"--words-until", "-3"}, "--words-until"},
 		{[]string{"extra"}, "unexpected argument"},
 	}
