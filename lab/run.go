@@ -299,6 +299,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 				lanes.WithTracerProvider(ln.sdk.TracerProvider()), lanes.WithMeterProvider(ln.sdk.MeterProvider()),
 				lanes.WithPropagator(instr.Propagator()), lanes.WithLogger(cfg.log),
 				lanes.WithInFlightHook(func(_ string, d int) { _ = ln.sdk.Live().Add(semconv.LiveRepliesInFlight, d) }),
+				lanes.WithResetHook(func(rs lanes.Reset) { ph.OnReset(rs) }),
 			}
 			if want == scenario.LanesShared {
 				lopts = append(lopts, lanes.WithSharedPool())
@@ -319,6 +320,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		if t.Rate > 0 {
 			ecfg.Rate = t.Rate
 		}
+		ecfg.LinesOpen = t.LinesOpen
 		if len(t.Reply) > 0 {
 			ecfg.Reply = nil
 			for _, l := range t.Reply {

@@ -67,6 +67,10 @@ type Config struct {
 	BytesPerSecond float64 // audio bytes per second of audio
 	Chunk          float64 // audio seconds per production chunk
 	Reply          []Line  // what the line stream says on each turn
+	// LinesOpen keeps the line stream open this long after the last unit's
+	// line before it ends, in seconds: the model still talking, a tool's
+	// output still streaming.
+	LinesOpen float64
 }
 
 // DefaultConfig is a healthy engine with a three-unit reply.
@@ -96,7 +100,7 @@ func (c Config) Validate() error {
 		positive bool
 	}{
 		{"rate", c.Rate, true}, {"first byte", c.FirstByte, false}, {"grant", c.Grant, false},
-		{"check", c.Check, false}, {"seconds per word", c.SecondsPerWord, true},
+		{"check", c.Check, false}, {"seconds per word", c.SecondsPerWord, true}, {"lines open", c.LinesOpen, false},
 		{"bytes per second", c.BytesPerSecond, true}, {"chunk", c.Chunk, true},
 	} {
 		if err := check(f.name, f.v, f.positive); err != nil {
@@ -475,6 +479,9 @@ func (e *Engine) lines(w http.ResponseWriter, r *http.Request) {
 		if fl != nil {
 			fl.Flush()
 		}
+	}
+	if e.sleep(ctx, cfg.LinesOpen) != nil {
+		return
 	}
 	_ = enc.Encode(LineMsg{Unit: len(cfg.Reply), Done: true})
 }

@@ -19,6 +19,10 @@ type link struct {
 	// fresh is the probe of the engine's front on a connection of its own,
 	// outside every lane: whether the front answers, and with what status.
 	fresh *http.Client
+	// inQuestion is set from a failed check until one answers: only the
+	// first failure of a streak says "Connection lost. Checking why…", so a
+	// warning that must persist before it shows (offline) keeps its start.
+	inQuestion bool
 }
 
 func (p *Phone) newLink() error {
@@ -46,12 +50,16 @@ func (p *Phone) observe(ctx context.Context, r CheckResult) linkstatus.Line {
 	l := p.link
 	now := time.Now()
 	if r.OK {
+		l.inQuestion = false
 		l.tracker.Answered(now)
 		return l.monitor.Update(ctx, l.tracker.Verdict(now), nil)
 	}
 	l.tracker.Failed(now)
-	// The link is in question: say so while the probes run, then name why.
-	l.monitor.Update(ctx, l.tracker.Verdict(now), &linkstatus.Probes{DeviceOnline: p.Online()})
+	if !l.inQuestion {
+		// The link is in question: say so while the probes run, then name why.
+		l.inQuestion = true
+		l.monitor.Update(ctx, l.tracker.Verdict(now), &linkstatus.Probes{DeviceOnline: p.Online()})
+	}
 	probes := p.probe(ctx)
 	return l.monitor.Update(ctx, l.tracker.Verdict(time.Now()), &probes)
 }

@@ -124,6 +124,34 @@ type Phone struct {
 	activations int
 	online      atomic.Bool
 	link        *link
+	// probes are the quiet probes of the bulk lane in flight; a turn ends
+	// only after them, so a heal they cause is the turn's.
+	probes sync.WaitGroup
+}
+
+// OnReset is the lanes' reset hook (lanes.WithResetHook). After the control
+// lane heals, the bulk lane is probed quietly: the control lane answering
+// again says nothing about a stale bulk connection, and a take must not be
+// the call that finds out.
+func (p *Phone) OnReset(r lanes.Reset) {
+	if r.Lane != semconv.LaneControl {
+		return
+	}
+	p.probes.Add(1)
+	go func() {
+		defer p.probes.Done()
+		bulk := p.lanes.Bulk()
+		before := bulk.Resets()
+		ctx := context.Background()
+		// Enough probes to complete a heal's streak, and no more once the
+		// bulk lane answers or has healed.
+		for range lanes.DefaultResetAfter {
+			status, err := p.lanes.Probe(ctx, p.cfg.BaseURL+engine.PathProgress)
+			if (err == nil && status == http.StatusOK) || bulk.Resets() > before {
+				return
+			}
+		}
+	}()
 }
 
 // New launches a phone on sdk (its telemetry) and client (its lanes).
@@ -265,6 +293,16 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		Memory:       int64(ms.HeapAlloc),
 	})
 
+	// The link's responsiveness, loaded and fresh, measured beside the
+	// microphone opening.
+	rpmDone := make(chan struct{})
+	go func() {
+		defer close(rpmDone)
+		if rt, err := p.lanes.Responsiveness(ctx, p.cfg.BaseURL+engine.PathProgress); err == nil {
+			_ = turn.SetRPM(rt.Loaded, rt.Fresh)
+		}
+	}()
+
 	// The microphone opens: the audio session, then the engine's grant.
 	_ = live.Add(semconv.LiveMicEngines, 1)
 	if err := clk.sleepUntil(ctx, p.cfg.Session); err != nil {
@@ -316,20 +354,26 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		}()
 	}
 
-	units := p.readLines(ctx, clk, posted.Turn, live, fail)
-	if p.hooks.TakesArrived != nil {
-		go func() {
-			for _, u := range units {
-				<-u.done
-			}
-			p.hooks.TakesArrived(rep.Index)
-		}()
-	}
+	// The reply's units are read aloud as their lines arrive.
+	unitsCh := make(chan *unit, 64)
+	go func() {
+		units := p.readLines(ctx, clk, posted.Turn, live, fail, unitsCh)
+		close(unitsCh)
+		if p.hooks.TakesArrived == nil {
+			return
+		}
+		for _, u := range units {
+			<-u.done
+		}
+		p.hooks.TakesArrived(rep.Index)
+	}()
 
-	p.play(ctx, clk, turn, plan, units, speechEnd, live, rep)
+	p.play(ctx, clk, turn, plan, unitsCh, speechEnd, live, rep)
 
 	stopChecks()
 	rep.Checks = <-checksDone
+	p.probes.Wait()
+	<-rpmDone
 	for _, c := range rep.Checks {
 		if len(rep.Lines) == 0 || rep.Lines[len(rep.Lines)-1] != c.Line {
 			if c.Line != "" && (len(rep.Lines) > 0 || c.Line != semconv.LinkStatusOK) {
@@ -354,8 +398,9 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 }
 
 // readLines reads the turn's line stream; every line becomes a unit whose
-// take is prepared and streamed at once. It returns when the stream ends.
-func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *instr.Live, fail func(string, error)) []*unit {
+// take is prepared and streamed at once, handed to out as it comes. It
+// returns the units when the stream ends.
+func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *instr.Live, fail func(string, error), out chan<- *unit) []*unit {
 	if turnID == "" {
 		return nil
 	}
@@ -398,6 +443,7 @@ func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *i
 		u := &unit{index: len(units) + 1, text: msg.Text, rec: player.NewRecorder(clk.now), done: make(chan struct{})}
 		units = append(units, u)
 		go p.fetchTake(ctx, clk, u, live)
+		out <- u
 	}
 }
 
@@ -440,11 +486,11 @@ func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.L
 // play reads the units aloud in order, in real time: each unit's bytes go
 // through the player model, no earlier than the end of the previous unit,
 // and the phone waits out the unit before the next.
-func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan, units []*unit, speechEnd float64, live *instr.Live, rep *Report) {
+func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan, units <-chan *unit, speechEnd float64, live *instr.Live, rep *Report) {
 	prevEnd := speechEnd
 	readingStart := -1.0
-	btUnit := (len(units) + 1) / 2 // the middle unit
-	for _, u := range units {
+	const btUnit = 2 // the route flaps during the second unit
+	for u := range units {
 		select {
 		case <-u.done:
 		case <-ctx.Done():
@@ -480,7 +526,7 @@ func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan
 			p.routeFlap(ctx, clk, turn, res, readingStart, rep)
 		}
 		_ = clk.sleepUntil(ctx, res.End)
-		if plan.Leak != semconv.LivePlayers || u.index != len(units) {
+		if plan.Leak != semconv.LivePlayers || u.index != 1 {
 			_ = live.Add(semconv.LivePlayers, -1)
 		}
 		_ = live.Add(semconv.LiveTakes, -1)

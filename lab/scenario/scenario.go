@@ -72,6 +72,9 @@ type Turn struct {
 
 	// Reply is what the engine says (default: DefaultReply).
 	Reply []Line
+	// LinesOpen keeps the turn's line stream open this long after its last
+	// line (person-seconds): her words still streaming beside the takes.
+	LinesOpen float64
 	// Rate is the engine's synthesis rate against real time (0: healthy).
 	Rate float64
 	// Shape is the link's bandwidth and latency while the turn runs.
@@ -229,10 +232,10 @@ var All = []Scenario{
 		Name:    "burst",
 		Summary: "four take streams, the upload and the line stream fill one shared pool of six and the check starves; with the lanes split it never waits",
 		Turns: []Turn{
-			{Expect: Expect{Missed: MissedSome}, Lanes: LanesShared, Rate: 1, Reply: burstReply, Upload: 2 << 20,
-				Shape: faults.Shape{Uplink: 80 << 10}},
-			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}, Lanes: LanesSplit, Rate: 1, Reply: burstReply, Upload: 2 << 20,
-				Shape: faults.Shape{Uplink: 80 << 10}},
+			{Expect: Expect{Missed: MissedSome}, Lanes: LanesShared, Rate: 1.5, Reply: burstReply, LinesOpen: 30,
+				Upload: 2 << 20, Shape: faults.Shape{Uplink: 80 << 10}},
+			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}, Lanes: LanesSplit, Rate: 1.5, Reply: burstReply, LinesOpen: 30,
+				Upload: 2 << 20, Shape: faults.Shape{Uplink: 80 << 10}},
 		},
 	},
 }
@@ -300,7 +303,7 @@ func (t Turn) validate() error {
 	default:
 		return fmt.Errorf("lanes %q is not %s or %s", t.Lanes, LanesSplit, LanesShared)
 	}
-	if t.Rate < 0 || t.RestartFor < 0 || t.OfflineFor < 0 || t.Upload < 0 {
+	if t.Rate < 0 || t.RestartFor < 0 || t.OfflineFor < 0 || t.Upload < 0 || t.LinesOpen < 0 {
 		return fmt.Errorf("negative rate, restart, offline or upload")
 	}
 	if err := t.Shape.Validate(); err != nil {
