@@ -179,7 +179,7 @@ func (cl *call) finish(err error) {
 	cl.sess.finished()
 	span := cl.span
 	if span.IsRecording() {
-		span.SetAttributes(
+		attrs := []attribute.KeyValue{
 			attribute.String(semconv.HTTPMethod, cl.req.Method),
 			attribute.String(semconv.ServerAddr, cl.req.URL.Hostname()),
 			attribute.String(semconv.URLPath, cl.req.URL.Path),
@@ -189,7 +189,11 @@ func (cl *call) finish(err error) {
 			attribute.Int64(semconv.CallSeq, int64(cl.seq)),
 			attribute.Int(semconv.CallOthers, cl.others),
 			attribute.Int(semconv.HTTPStatus, cl.status),
-		)
+		}
+		if cl.status == 0 { // no reply: no status code, as the HTTP conventions say
+			attrs = attrs[:len(attrs)-1]
+		}
+		span.SetAttributes(attrs...)
 		if didReset {
 			span.AddEvent(semconv.EventPoolReset, trace.WithAttributes(
 				attribute.String(semconv.Lane, reset.Lane),
