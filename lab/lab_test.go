@@ -1,0 +1,266 @@
+package lab
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/lab/scenario"
+)
+
+// The whole scenario table runs once, through a real `percause collector`
+// child process; each scenario's test then reads its turns. One run keeps
+// the suite's wall time at about half a minute.
+var (
+	runOnce sync.Once
+	runRes  *Result
+	runErr  error
+)
+
+func results(t *testing.T) *Result {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end to end: starts the collector and runs every scenario")
+	}
+	bin := testenv.PercauseBin(t)
+	runOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		runRes, runErr = Run(ctx, scenario.All, WithCollectorBinary(bin))
+	})
+	if runErr != nil {
+		t.Fatalf("lab run: %v", runErr)
+	}
+	return runRes
+}
+
+func turnsOf(t *testing.T, name string) []TurnResult {
+	t.Helper()
+	var out []TurnResult
+	for _, tr := range results(t).Turns {
+		if tr.Scenario == name {
+			out = append(out, tr)
+		}
+	}
+	ss, err := scenario.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(ss[0].Turns) {
+		t.Fatalf("%s: %d turns ran, the table has %d", name, len(out), len(ss[0].Turns))
+	}
+	for _, tr := range out {
+		t.Logf("%s", tr.Line())
+	}
+	return out
+}
+
+// verdictsAsExpected: the verdict from the real collector equals the
+// scenario's expectation on every turn.
+func verdictsAsExpected(t *testing.T, turns []TurnResult) {
+	t.Helper()
+	for _, tr := range turns {
+		if !tr.OK {
+			t.Errorf("%s turn %d: %s (readings %+v)", tr.Scenario, tr.Turn, tr.Mismatch, tr.Readings)
+		}
+		if tr.expect.Cause != "" && tr.Evidence == "" {
+			t.Errorf("%s turn %d: verdict without evidence", tr.Scenario, tr.Turn)
+		}
+	}
+}
+
+// noFault asserts a turn carries none of the injected causes' readings.
+func noFault(t *testing.T, tr TurnResult) {
+	t.Helper()
+	r := tr.Readings
+	if r.Underruns != 0 || r.Silent != 0 {
+		t.Errorf("turn %d: %d underruns, %.2f s silent", tr.Turn, r.Underruns, r.Silent)
+	}
+	if r.MinLead < -0.10 {
+		t.Errorf("turn %d: a unit queued late (lead %.2f s)", tr.Turn, r.MinLead)
+	}
+	if r.RouteChanges != 0 || r.Stutter {
+		t.Errorf("turn %d: %d route changes, stutter %v", tr.Turn, r.RouteChanges, r.Stutter)
+	}
+	if r.PoolResets != r.PoolResetsBefore {
+		t.Errorf("turn %d: pool tally moved %d→%d", tr.Turn, r.PoolResetsBefore, r.PoolResets)
+	}
+	if r.ChecksFailed != 0 {
+		t.Errorf("turn %d: %d checks failed", tr.Turn, r.ChecksFailed)
+	}
+	if r.ListenTotal > 1.5 {
+		t.Errorf("turn %d: microphone open took %.2f s", tr.Turn, r.ListenTotal)
+	}
+	for _, s := range r.LinkStatuses {
+		if s != semconv.LinkStatusOK {
+			t.Errorf("turn %d: status line %s", tr.Turn, s)
+		}
+	}
+	if r.Units == 0 || r.Takes != r.Units {
+		t.Errorf("turn %d: %d units, %d takes", tr.Turn, r.Units, r.Takes)
+	}
+}
+
+func TestHealthy(t *testing.T) {
+	turns := turnsOf(t, "healthy")
+	verdictsAsExpected(t, turns)
+	for _, tr := range turns {
+		noFault(t, tr)
+		if tr.Readings.Cushion != 1.5 {
+			t.Errorf("cushion %.2f", tr.Readings.Cushion)
+		}
+	}
+	// No live count rises turn after turn.
+	for k, v := range turns[1].Readings.Live {
+		if b := turns[1].Readings.LiveBefore[k]; len(b) > 0 && v > b[len(b)-1] {
+			t.Errorf("live %s rose %v→%d", k, b, v)
+		}
+	}
+}
+
+func TestNetwork(t *testing.T) {
+	turns := turnsOf(t, "network")
+	verdictsAsExpected(t, turns)
+	for _, tr := range turns {
+		r := tr.Readings
+		if r.Underruns == 0 || r.Silent <= 0 {
+			t.Errorf("turn %d: no underrun on a link slower than the audio", tr.Turn)
+		}
+		if r.NeedUnderrun < 0 || r.NeedUnderrun > r.Cushion {
+			t.Errorf("turn %d: need %.2f s of a take that underran, want 0..cushion %.2f", tr.Turn, r.NeedUnderrun, r.Cushion)
+		}
+	}
+}
+
+func TestSynthesis(t *testing.T) {
+	turns := turnsOf(t, "synthesis")
+	verdictsAsExpected(t, turns)
+	for _, tr := range turns {
+		r := tr.Readings
+		if r.Underruns == 0 {
+			t.Errorf("turn %d: no underrun at half real time", tr.Turn)
+		}
+		if r.NeedUnderrun <= r.Cushion {
+			t.Errorf("turn %d: need %.2f s, want above the cushion %.2f s", tr.Turn, r.NeedUnderrun, r.Cushion)
+		}
+	}
+}
+
+func TestBluetooth(t *testing.T) {
+	turns := turnsOf(t, "bluetooth")
+	verdictsAsExpected(t, turns)
+	noFault(t, turns[0])
+	r := turns[1].Readings
+	if r.Underruns != 0 || !r.Bluetooth || r.RouteChanges != 2 || !r.Stutter {
+		t.Errorf("flap turn: %d underruns, bluetooth %v, %d route changes, stutter %v (want 0, true, 2, true)",
+			r.Underruns, r.Bluetooth, r.RouteChanges, r.Stutter)
+	}
+}
+
+func TestLeak(t *testing.T) {
+	turns := turnsOf(t, "leak")
+	verdictsAsExpected(t, turns)
+	for i, tr := range turns {
+		r := tr.Readings
+		if got := r.Live[semconv.LivePlayers]; got != i+1 {
+			t.Errorf("turn %d: %d players live, want %d", tr.Turn, got, i+1)
+		}
+		var want []int
+		for j := max(0, i-semconv.LiveHistory); j < i; j++ {
+			want = append(want, j+1)
+		}
+		if got := r.LiveBefore[semconv.LivePlayers]; !slices.Equal(got, want) {
+			t.Errorf("turn %d: players before %v, want %v", tr.Turn, got, want)
+		}
+	}
+}
+
+func TestStalePool(t *testing.T) {
+	turns := turnsOf(t, "stale-pool")
+	verdictsAsExpected(t, turns)
+	noFault(t, turns[0])
+	if r := turns[1].Readings; r.PoolResets <= r.PoolResetsBefore || r.ChecksFailed == 0 {
+		t.Errorf("stale turn: tally %d→%d, %d checks failed: want the tally to move after failed checks",
+			r.PoolResetsBefore, r.PoolResets, r.ChecksFailed)
+	}
+	// Healed: the next turn finds fresh connections and the tally stays.
+	noFault(t, turns[2])
+	if r := turns[2].Readings; r.PoolResets == 0 {
+		t.Errorf("the tally went back to 0 within the launch")
+	}
+}
+
+func TestLateWords(t *testing.T) {
+	turns := turnsOf(t, "late-words")
+	verdictsAsExpected(t, turns)
+	for _, tr := range turns {
+		if r := tr.Readings; r.MinLead >= -0.10 || r.Underruns != 0 {
+			t.Errorf("turn %d: lowest lead %.2f s, %d underruns: want a lead below -0.10 s and no underrun",
+				tr.Turn, r.MinLead, r.Underruns)
+		}
+	}
+}
+
+func TestEngineRestart(t *testing.T) {
+	turns := turnsOf(t, "engine-restart")
+	verdictsAsExpected(t, turns)
+	r := turns[0].Readings
+	if i := slices.Index(r.LinkStatuses, semconv.LinkStatusEngineRestarting); i < 0 ||
+		r.LinkMessages[i] != "Pippa is restarting, back in a few seconds." {
+		t.Errorf("status lines %v %q", r.LinkStatuses, r.LinkMessages)
+	}
+	if slices.Contains(r.LinkStatuses, semconv.LinkStatusUnreachable) || slices.Contains(r.LinkStatuses, semconv.LinkStatusDeviceOffline) {
+		t.Errorf("a restarting engine read as another loss: %v", r.LinkStatuses)
+	}
+	if last := r.LinkStatuses[len(r.LinkStatuses)-1]; last != semconv.LinkStatusOK {
+		t.Errorf("the status line did not clear after the restart: %v", r.LinkStatuses)
+	}
+}
+
+func TestOffline(t *testing.T) {
+	turns := turnsOf(t, "offline")
+	verdictsAsExpected(t, turns)
+	r := turns[0].Readings
+	if i := slices.Index(r.LinkStatuses, semconv.LinkStatusDeviceOffline); i < 0 || r.LinkMessages[i] != "This device is offline." {
+		t.Errorf("status lines %v %q", r.LinkStatuses, r.LinkMessages)
+	}
+	if slices.Contains(r.LinkStatuses, semconv.LinkStatusUnreachable) || slices.Contains(r.LinkStatuses, semconv.LinkStatusEngineRestarting) {
+		t.Errorf("an offline device read as the engine's fault: %v", r.LinkStatuses)
+	}
+}
+
+func TestBurst(t *testing.T) {
+	turns := turnsOf(t, "burst")
+	verdictsAsExpected(t, turns)
+	shared, split := turns[0].Readings, turns[1].Readings
+	if shared.ChecksFailed == 0 {
+		t.Errorf("one shared pool: all %d checks answered; want the check starved", shared.Checks)
+	}
+	if split.ChecksFailed != 0 {
+		t.Errorf("lanes split: %d of %d checks failed; want none", split.ChecksFailed, split.Checks)
+	}
+	if turns[0].LaunchTurn != 1 || turns[1].LaunchTurn != 1 {
+		t.Errorf("each arrangement is a launch of its own: launch turns %d, %d", turns[0].LaunchTurn, turns[1].LaunchTurn)
+	}
+}
+
+func TestRunRejectsBadOptions(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range [][]Option{
+		{WithScale(0), WithCollectorBinary("x")},
+		{WithCollector("http://127.0.0.1:1", "")},
+		{},
+		{WithCollectorBinary("x"), WithVerdictTimeout(0)},
+	} {
+		if _, err := Run(ctx, scenario.All, opts...); err == nil {
+			t.Errorf("options %d accepted", len(opts))
+		}
+	}
+	if _, err := Run(ctx, []scenario.Scenario{{Name: "x"}}, WithCollectorBinary("x")); err == nil {
+		t.Error("a scenario without turns accepted")
+	}
+}
