@@ -46,7 +46,7 @@ type goldenEvent struct {
 func attrMap(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		v := kv.Value.Emit()
+		v := kv.Value.String()
 		if volatile[kv.Key] {
 			v = "<" + strings.ToLower(kv.Value.Type().String()) + ">"
 		}

@@ -1,0 +1,86 @@
+package lanes
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/percause/percause/instr/linkstatus"
+	"github.com/percause/percause/instr/semconv"
+)
+
+// TestSaturatedLaneIsNotTheEnginesAbsence: with one shared pool full of take
+// streams whose bytes keep arriving, a check that cannot be sent must be
+// diagnosed as this device's saturated lane — never "cannot be reached".
+// With the front answering 503 it is the engine restarting; with nothing
+// answering at all it is unreachable.
+func TestSaturatedLaneIsNotTheEnginesAbsence(t *testing.T) {
+	var front atomic.Int32
+	front.Store(http.StatusOK)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/take", func(w http.ResponseWriter, r *http.Request) {
+		engine{scale: testScale}.stream(w, r, 6*time.Second, 200*time.Millisecond, make([]byte, 512))
+	})
+	mux.HandleFunc("/front", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(int(front.Load())) })
+	srv, _ := newFreezingServer(t, mux)
+	c, err := New(WithTimeScale(testScale), WithSharedPool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/take", nil)
+			resp, err := c.Do(req, KindTake)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	for c.RepliesInFlight(semconv.LaneShared) < 6 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	ctx := context.Background()
+
+	line := linkstatus.Diagnose(c.LinkProbes(ctx, srv.URL+"/front", semconv.LaneShared, true))
+	if line.Status != semconv.LinkStatusLaneSaturated {
+		t.Errorf("full shared lane, engine streaming: %s %q; want lane_saturated", line.Status, line.Message)
+	}
+	want := fmt.Sprintf("Pippa is answering; this device's %s lane is busy (6 of 6 calls open). Waiting for it to clear.", semconv.LaneShared)
+	if line.Message != want {
+		t.Errorf("message %q, want %q", line.Message, want)
+	}
+
+	front.Store(http.StatusServiceUnavailable)
+	if line := linkstatus.Diagnose(c.LinkProbes(ctx, srv.URL+"/front", semconv.LaneShared, true)); line.Status != semconv.LinkStatusEngineRestarting {
+		t.Errorf("front 503: %s", line.Status)
+	}
+	if line := linkstatus.Diagnose(c.LinkProbes(ctx, srv.URL+"/front", semconv.LaneShared, false)); line.Status != semconv.LinkStatusDeviceOffline {
+		t.Errorf("offline: %s", line.Status)
+	}
+	wg.Wait()
+
+	// Nothing heard for the quiet window, nothing listening: unreachable.
+	quiet, err := New(WithTimeScale(testScale))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	srv.Close()
+	line = linkstatus.Diagnose(quiet.LinkProbes(ctx, srv.URL+"/front", semconv.LaneControl, true))
+	if line.Status != semconv.LinkStatusUnreachable || line.Advice == "" {
+		t.Errorf("nothing answers: %s %q advice %q", line.Status, line.Message, line.Advice)
+	}
+}
