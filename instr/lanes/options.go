@@ -3,7 +3,6 @@ package lanes
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -186,9 +185,6 @@ func (c *config) fill() {
 	}
 	if c.log == nil {
 		c.log = slog.Default()
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 }
 
