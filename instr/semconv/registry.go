@@ -1,0 +1,226 @@
+package semconv
+
+// Kind says what a registered name names.
+type Kind string
+
+// Kinds of names.
+const (
+	KindResource  Kind = "resource attribute"
+	KindSpan      Kind = "span"
+	KindEvent     Kind = "span event"
+	KindAttribute Kind = "attribute"
+	KindMetric    Kind = "metric"
+)
+
+// Name documents one name on the wire. docs/semconv.md is generated from the
+// Registry, and a test fails when a name constant of this package is missing
+// from it, so the page a Swift client reads always matches the Go code.
+type Name struct {
+	Name    string
+	Kind    Kind
+	Type    string   // attributes: string, int, double, bool, string[], int[]; metrics: the instrument
+	Unit    string   // metrics: the UCUM unit
+	Where   []string // attributes: the spans/events/resource carrying it; metrics: their attributes
+	Meaning string
+	Values  []string // the bounded set of values, when there is one
+}
+
+const (
+	onTurn   = SpanVoiceTurn
+	onUnit   = SpanVoiceUnit
+	onTake   = SpanTTSTake
+	onRes    = "resource"
+	onCall   = "HTTP client spans of the lanes"
+	onLink   = SpanLinkStatus + " span"
+	onVerd   = SpanVerdict
+	onRC     = EventRouteChange + " event"
+	onReset  = EventPoolReset + " event"
+	onLinkEv = EventLinkStatus + " event"
+)
+
+func at(w ...string) []string { return w }
+
+func attr(name, typ string, where []string, meaning string, values ...string) Name {
+	return Name{Name: name, Kind: KindAttribute, Type: typ, Where: where, Meaning: meaning, Values: values}
+}
+
+func met(name, instrument, unit string, attrs []string, meaning string) Name {
+	return Name{Name: name, Kind: KindMetric, Type: instrument, Unit: unit, Where: attrs, Meaning: meaning}
+}
+
+// liveNames registers pippa.live.<kind> and pippa.live.<kind>.before.
+func liveNames() []Name {
+	meaning := map[string]string{
+		LivePlayers:         "audio players alive",
+		LiveMicEngines:      "microphone engines alive",
+		LiveAudioQueues:     "audio queues alive",
+		LiveTakes:           "takes alive",
+		LiveByteStreams:     "open byte streams",
+		LiveRepliesInFlight: "replies in flight",
+	}
+	var out []Name
+	for _, k := range LiveKinds {
+		out = append(out,
+			attr(LiveAttr(k), "int", at(onTurn), "live objects now: "+meaning[k]),
+			attr(LiveBeforeAttr(k), "int[]", at(onTurn), "the same count at the end of up to 3 earlier turns of the launch, oldest first (absent on the first turn)"))
+	}
+	return out
+}
+
+// Registry lists every name percause puts on the wire.
+var Registry = append(append([]Name{
+	// Resource.
+	{Name: ServiceName, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "which program", Values: []string{ServicePhone, ServiceEngine}},
+	{Name: ServiceInstanceID, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "one launch of the process (a UUID per launch)"},
+	{Name: AppInstallationID, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "the phone's install: a UUID made once and kept, no hardware identifier"},
+	{Name: ServiceVersion, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "the program's version, when given"},
+
+	// Spans.
+	{Name: SpanVoiceTurn, Kind: KindSpan, Where: at(ServicePhone), Meaning: "root span of one voice turn: the turn's readings; one turn is one trace"},
+	{Name: SpanVoiceUnit, Kind: KindSpan, Where: at(ServicePhone), Meaning: "one unit read aloud, child of voice.turn"},
+	{Name: SpanTTSTake, Kind: KindSpan, Where: at(ServiceEngine), Meaning: "the engine making one take, in the phone's turn trace (traceparent)"},
+	{Name: SpanVerdict, Kind: KindSpan, Where: at("collector (verdict processor)"), Meaning: "the turn's per-cause verdict, child of voice.turn"},
+	{Name: SpanLinkStatus, Kind: KindSpan, Where: at(ServicePhone), Meaning: "the lost-link status changed"},
+
+	// Events.
+	{Name: EventRouteChange, Kind: KindEvent, Where: at(onTurn), Meaning: "the audio route changed while she read"},
+	{Name: EventLinkStatus, Kind: KindEvent, Where: at("the span current when the link status changed"), Meaning: "the status line changed"},
+	{Name: EventReconnecting, Kind: KindEvent, Where: at(ServicePhone), Meaning: "the Reconnecting verdict was shown"},
+	{Name: EventPoolReset, Kind: KindEvent, Where: at(onCall), Meaning: "the pool healed: the call whose failure completed the streak"},
+	{Name: EventImplicated, Kind: KindEvent, Where: at(onVerd), Meaning: "one per implicated cause (carries percause.cause), so the count connector counts each cause"},
+	{Name: EventTakeProgress, Kind: KindEvent, Where: at(onTake), Meaning: "reserved: a take's progress mark (the SDK computes need from marks without recording them)"},
+
+	// Link.
+	attr(NetworkConnectionType, "string", at(onTurn, "metrics"), "the link", Links...),
+	attr(NetworkConnectionSubtype, "string", at(onTurn), "the radio technology: lte, nr, …"),
+
+	// voice.turn.
+	attr(TurnIndex, "int", at(onTurn), "turn number within the launch, from 1"),
+	attr(TurnStutter, "bool", at(onTurn), "the listener marked this turn as breaking up"),
+	attr(TurnSpeechEndPost, "double", at(onTurn), "seconds from the end of speech to the post leaving the phone"),
+	attr(TurnNotSent, "double", at(onTurn), "the longest \"not sent for N s\" wait shown during this turn (0: none)"),
+	attr(TurnUnits, "int", at(onTurn), "how many units the turn read aloud"),
+	attr(RouteInputs, "string[]", at(onTurn), "input port kinds of the audio route",
+		PortBluetoothHFP, PortBluetoothLE, PortBuiltinMic, PortHeadphones, PortCarAudio),
+	attr(RouteOutputs, "string[]", at(onTurn, onRC), "output port kinds of the audio route (on the event: the new outputs)",
+		PortBluetoothA2DP, PortBluetoothHFP, PortBluetoothLE, PortBuiltinSpeaker, PortBuiltinReceiver, PortHeadphones, PortCarAudio),
+	attr(RouteBluetooth, "bool", at(onTurn), "any output is a Bluetooth port (its kind starts with "+BluetoothPortPrefix+")"),
+	attr(RouteSampleRate, "double", at(onTurn), "the route's sample rate, Hz"),
+	attr(RouteCategory, "string", at(onTurn), "the audio session's category"),
+	attr(RouteMode, "string", at(onTurn), "the audio session's mode"),
+	attr(RouteChangeAt, "double", at(onRC), "seconds since she began reading"),
+	attr(RouteChangeReason, "string", at(onRC, "metrics"), "why the route changed (other reasons are kept on the event and counted as other)", RouteReasons...),
+	attr(HealthDeviceUptime, "double", at(onTurn), "device uptime, seconds (goes down on a reboot)"),
+	attr(HealthAppUptime, "double", at(onTurn), "app uptime, seconds"),
+	attr(HealthActivations, "int", at(onTurn), "audio-session activations since launch"),
+	attr(HealthMemory, "int", at(onTurn), "the app's memory, bytes"),
+	attr(PoolResets, "int", at(onTurn), "the launch's pool-reset tally now (never counted down; 0 on a new launch)"),
+	attr(PoolResetsBefore, "int", at(onTurn), "the tally at the end of the launch's previous turn (absent on its first turn)"),
+	attr(ListenGrant, "double", at(onTurn), "microphone open: the engine's listening grant, seconds"),
+	attr(ListenSession, "double", at(onTurn), "microphone open: the audio session, seconds"),
+	attr(ListenTotal, "double", at(onTurn), "microphone open: in all, seconds"),
+	attr(RPMLoaded, "double", at(onTurn), "control round trip on the loaded lane, seconds"),
+	attr(RPMFresh, "double", at(onTurn), "control round trip on a fresh connection, seconds"),
+
+	// voice.unit.
+	attr(UnitIndex, "int", at(onUnit), "which unit of the turn, from 1"),
+	attr(TakeID, "string", at(onUnit, onTake), "the take (on voice.unit: the take it played)"),
+	attr(UnitGap, "double", at(onUnit), "silence before the unit, seconds"),
+	attr(UnitLead, "double", at(onUnit), "when the unit was queued relative to the previous unit's end, seconds (negative: late)"),
+	attr(UnitUnderruns, "int", at(onUnit), "underruns while it played"),
+	attr(UnitSilent, "double", at(onUnit), "silent seconds from underruns"),
+	attr(UnitLongest, "double", at(onUnit), "the longest silence, seconds"),
+	attr(UnitCushion, "double", at(onUnit), "seconds buffered ahead of the play head"),
+	attr(UnitPlayer, "string", at(onUnit), "the player that read it"),
+
+	// tts.take.
+	attr(TakeFirstByte, "double", at(onTake), "seconds to the first audio byte"),
+	attr(TakeTotal, "double", at(onTake), "seconds to make the whole take"),
+	attr(TakeAudio, "double", at(onTake), "audio seconds made"),
+	attr(TakeRate, "double", at(onTake), "audio seconds per second of making"),
+	attr(TakeNeed, "double", at(onTake), "the cushion this take alone needed: the worst lag of production behind real-time playback from the first byte, seconds"),
+	attr(TakeBeside, "int", at(onTake), "the most other takes in flight at once during it"),
+
+	// Calls.
+	attr(Lane, "string", at(onCall, onLink, "metrics"), "the lane that carried the call", LaneControl, LaneBulk, LaneStream, LaneShared, LaneFresh),
+	attr(CallKind, "string", at(onCall), "the kind of call (check, read, grant, prepare, take, upload, …)"),
+	attr(HTTPMethod, "string", at(onCall), "HTTP method"),
+	attr(HTTPStatus, "int", at(onCall), "HTTP status code (0: no answer)"),
+	attr(HTTPRoute, "string", at("server spans"), "the route template"),
+	attr(ServerAddr, "string", at(onCall), "the engine's host"),
+	attr(URLPath, "string", at(onCall), "the request path"),
+	attr(PoolSession, "int", at(onCall, onReset), "the lane's session that carried the call: 1 at launch, one more per reset"),
+	attr(CallSeq, "int", at(onCall), "the call's number within its session (recorded, never used to route a reply)"),
+	attr(CallOutcome, "string", at(onCall), "how the call ended",
+		CallOutcomeOK, CallOutcomeTimeout, CallOutcomeStalled, CallOutcomeLost, CallOutcomeCanceled, CallOutcomeError),
+	attr(CallNotSent, "double", at(onCall), "seconds the call waited for a connection"),
+	attr(CallFresh, "bool", at(onCall), "made on a fresh connection of its own"),
+	attr(CallOthers, "int", at(onCall), "other calls open on the lane when it started"),
+	attr(PoolResetsTally, "int", at(onReset), "the lane's tally after this reset"),
+	attr(PoolOldInFlight, "int", at(onReset), "calls left to finish on the old session"),
+	attr(PoolResetTrigger, "string", at(onReset), "the outcome that completed the streak"),
+
+	// Link status.
+	attr(LinkStatus, "string", at(onLink, onLinkEv, "metrics"), "the status line shown", LinkStatuses...),
+	attr(LinkStatusMessage, "string", at(onLink, onLinkEv), "the message shown"),
+	attr(LinkCheck, "string", at(onLink), "the failing check"),
+	attr(LinkFailingFor, "double", at(onLink), "seconds the check has been failing"),
+	attr(LinkQuietFor, "double", at(onLink), "seconds since anything was heard from the engine"),
+	attr(LinkCode, "string", at(onLink), "the warning's code"),
+	attr(LinkPrevious, "string", at(onLink), "the status before this change"),
+	attr(LinkFailures, "int", at(onLink), "check failures in a row"),
+	attr(LinkProbed, "bool", at(onLink), "the probes have completed"),
+	attr(LinkDeviceOnline, "bool", at(onLink), "the device has a usable network path"),
+	attr(LinkFrontStatus, "int", at(onLink), "HTTP status of the engine's front (0: no answer)"),
+	attr(LinkOtherAnswered, "bool", at(onLink), "the engine answered on another lane or a fresh connection"),
+	attr(LinkLaneInFlight, "int", at(onLink), "replies in flight on the failing lane"),
+	attr(LinkLaneLimit, "int", at(onLink), "the failing lane's connections per host"),
+	attr(LinkAdvice, "string", at(onLink), "the advice shown with the message (the tailnet advice)"),
+
+	// Verdict.
+	attr(VerdictCause, "string", at(onVerd, EventImplicated+" event"), "the primary cause (on the event: the implicated cause)", Causes...),
+	attr(VerdictCauses, "string[]", at(onVerd), "every implicated cause"),
+	attr(VerdictEvidence, "string", at(onVerd), "a short sentence with the readings and the rule"),
+	attr(VerdictRulesVersion, "string", at(onVerd), "the rules' version ("+RulesVersion+")"),
+	attr(VerdictForced, "string", at(onVerd), "why the turn was decided before all its takes arrived (empty when not)"),
+	attr(VerdictScenario, "string", at(onVerd), "lab only: the scenario that produced the turn"),
+	attr(VerdictUnderruns, "int", at(onVerd), "the turn's underruns"),
+	attr(VerdictSilent, "double", at(onVerd), "the turn's silent seconds"),
+
+	// Metric attributes.
+	attr(LiveKind, "string", at("metrics"), "live-object kind", LiveKinds...),
+	attr(ListenStage, "string", at("metrics"), "microphone-open stage", StageGrant, StageSession, StageTotal),
+	attr(ExporterReason, "string", at("metrics"), "why an export batch was dropped", DropFull, DropTorn, DropRejected),
+	attr(SDKCall, "string", at("metrics"), "the recording call that refused bad input"),
+}, liveNames()...),
+	// Metrics.
+	met(MetricUnderruns, "counter", UnitCount, at(NetworkConnectionType), "underruns while reading units aloud"),
+	met(MetricSilence, "histogram", UnitSeconds, at(NetworkConnectionType), "silent seconds per unit"),
+	met(MetricUnitLead, "histogram", UnitSeconds, at(NetworkConnectionType), "unit lead (negative: her words were late)"),
+	met(MetricCushion, "histogram", UnitSeconds, at(NetworkConnectionType), "cushion per unit"),
+	met(MetricTurns, "counter", UnitTurns, at(NetworkConnectionType), "voice turns ended"),
+	met(MetricSpeechEndToPost, "histogram", UnitSeconds, at(NetworkConnectionType), "end of speech to the post leaving the phone"),
+	met(MetricNotSent, "histogram", UnitSeconds, at(NetworkConnectionType), "the longest not-sent wait per turn (0: none)"),
+	met(MetricListenOpen, "histogram", UnitSeconds, at(ListenStage), "microphone-open stages"),
+	met(MetricRouteChanges, "counter", UnitChanges, at(RouteChangeReason), "route changes while she reads"),
+	met(MetricDeviceUptime, "gauge", UnitSeconds, nil, "device uptime at the last turn"),
+	met(MetricAppUptime, "gauge", UnitSeconds, nil, "app uptime at the last turn"),
+	met(MetricMemory, "gauge", UnitBytes, nil, "the app's memory at the last turn"),
+	met(MetricLiveObjects, "gauge", UnitObjects, at(LiveKind), "live objects now"),
+	met(MetricTakeFirstByte, "histogram", UnitSeconds, nil, "time to a take's first byte"),
+	met(MetricTakeNeed, "histogram", UnitSeconds, nil, "the cushion a take alone needed"),
+	met(MetricTakeRate, "histogram", UnitRatio, nil, "audio seconds per second of making"),
+	met(MetricTakeBeside, "histogram", UnitTakes, nil, "the most other takes in flight during a take"),
+	met(MetricPoolResets, "counter", UnitResets, at(Lane), "pool resets, cumulative from the launch (start time = the launch)"),
+	met(MetricRepliesInFlight, "updowncounter", UnitReplies, at(Lane), "replies in flight"),
+	met(MetricLinkStatus, "counter", UnitChanges, at(LinkStatus), "link status changes, by the status shown"),
+	met(MetricExporterQueued, "gauge", UnitBatches, nil, "export batches on disk, not yet accepted"),
+	met(MetricExporterQueuedBytes, "gauge", UnitBytes, nil, "their bytes on disk"),
+	met(MetricExporterSent, "counter", UnitBatches, nil, "export batches the collector accepted"),
+	met(MetricExporterDropped, "counter", UnitBatches, at(ExporterReason), "export batches dropped (spool full oldest-first, torn, refused)"),
+	met(MetricExporterFailures, "counter", UnitCalls, nil, "failed send attempts (retried)"),
+	met(MetricExporterDeferred, "counter", UnitCalls, nil, "times sending waited while the voice lane was busy"),
+	met(MetricSDKRejected, "counter", UnitCalls, at(SDKCall), "recordings refused as bad input"),
+	met(PromTurnsTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per decided turn, by its primary cause"),
+	met(PromImplicatedTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per implicated cause per turn"),
+)
