@@ -1,16 +1,18 @@
 package dashboards
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/percause/percause/instr"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testenv"
 )
@@ -36,7 +38,7 @@ const (
 
 // collector is a running `percause collector` with free loopback ports.
 type collector struct {
-	otlpURL, promTarget, telemetryTarget string
+	otlpURL, promTarget, telemetryTarget, verdictFile string
 }
 
 func startCollector(t *testing.T) collector {
@@ -67,6 +69,7 @@ func startCollector(t *testing.T) collector {
 		otlpURL:         fmt.Sprintf("http://127.0.0.1:%d", otlp),
 		promTarget:      fmt.Sprintf("127.0.0.1:%d", prom),
 		telemetryTarget: fmt.Sprintf("127.0.0.1:%d", tel),
+		verdictFile:     filepath.Join(dir, "verdicts.jsonl"),
 	}
 }
 
@@ -98,46 +101,62 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 	start := time.Now()
 	f := newFeeder(t, col.otlpURL)
 
-	// The clean installation's first launch, before everything else: its
-	// second launch (a reboot) comes at the end.
-	sc := scenarios()
-	clean := sc[len(sc)-1]
-	first := f.launch(t, clean.installation)
-	clean.run(t, f, first)
-	must(t, first.ForceFlush(context.Background()))
+	// The feeder's clean installation launches first: its second launch (a
+	// reboot) comes at the end, annotationWindow later.
+	clean := f.launch(t, feedClean)
+	f.turn(t, clean, turn{units: []unit{{}, {}}, deviceUptime: 90000, appUptime: 3600})
+	must(t, clean.ForceFlush(context.Background()))
 	firstAt := time.Now()
 
-	launches := map[string]*instr.SDK{clean.installation: first}
-	for _, s := range sc[:len(sc)-1] {
-		p := f.launch(t, s.installation)
-		s.run(t, f, p)
-		must(t, p.ForceFlush(context.Background()))
-		launches[s.installation] = p
+	// The lab's scenarios, one `percause lab run` each: every run is an
+	// installation of its own, found as the one that appears in Prometheus.
+	var runs []labRun
+	known := map[string]bool{feedClean: true}
+	for _, name := range labScenarios {
+		turns := runLab(t, name, col)
+		inst := newInstallation(t, prom, known)
+		runs = append(runs, labRun{scenario: name, installation: inst, turns: turns})
 	}
+	// What no lab scenario produces: a turn whose take never arrives (a
+	// forced verdict, unknown) and a Reconnecting verdict.
+	extra := f.launch(t, feedExtra)
+	f.turn(t, extra, turn{units: []unit{{underruns: 1, silent: 0.8, noTake: true}}})
+	recordLinkStatus(t, extra, semconv.LinkStatusReconnecting)
+	must(t, extra.ForceFlush(context.Background()))
 	must(t, f.engine.ForceFlush(context.Background()))
 
-	// A second, plain turn on every launch once the first round's series
-	// are in Prometheus: quantiles and means read growth, and a series'
-	// growth needs a later sample (its birth is counted from 0).
-	time.Sleep(3 * time.Second)
-	for _, s := range sc {
-		if s.cause == semconv.CauseUnknown {
-			continue
+	t.Run("each scenario's verdicts reach Prometheus", func(t *testing.T) {
+		for _, r := range runs {
+			for _, c := range primaryCauses(r.turns) {
+				prom.WaitForQuery(t, settle, fmt.Sprintf(`%s{%s=%q,%s=%q}`, promTurns, lInstallation, r.installation, lCause, c))
+			}
 		}
-		f.turn(t, launches[s.installation], turn{units: []unit{{lead: 0.2}}, deviceUptime: 90000, appUptime: 3600})
-		must(t, launches[s.installation].ForceFlush(context.Background()))
-	}
-	must(t, f.engine.ForceFlush(context.Background()))
-
-	t.Run("each scenario's verdict reaches Prometheus", func(t *testing.T) {
-		for _, s := range sc {
-			prom.WaitForQuery(t, settle, fmt.Sprintf(`%s{%s=%q,%s=%q}`, promTurns, lInstallation, s.installation, lCause, s.cause))
-		}
+		prom.WaitForQuery(t, settle, fmt.Sprintf(`%s{%s=%q,%s=%q}`, promTurns, lInstallation, feedExtra, lCause, semconv.CauseUnknown))
 	})
 	if t.Failed() {
-		names, _ := prom.SeriesNames()
-		t.Fatalf("series in Prometheus: %v", names)
+		names, err := prom.SeriesNames()
+		t.Fatalf("series in Prometheus: %v %v", names, err)
 	}
+
+	t.Run("the verdict counters count every turn", func(t *testing.T) {
+		for _, r := range runs {
+			want := map[string]float64{}
+			for _, lt := range r.turns {
+				want[lt.Cause]++
+			}
+			res, err := prom.Query(fmt.Sprintf(`sum by (%s) (%s{%s=%q})`, lCause, promTurns, lInstallation, r.installation))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := maxBy(res, lCause); !equalCounts(got, want) {
+				t.Errorf("%s: %s by primary cause is %v, the lab's verdicts %v "+
+					"(the Prometheus exporter adds a delta only when it starts where the previous one ended; "+
+					"the count connector's deltas do not, so each batch replaces the count: "+
+					"the metrics pipeline needs deltatocumulative before the exporter)",
+					r.scenario, promTurns, got, want)
+			}
+		}
+	})
 
 	t.Run("the pool-reset alert reaches Alertmanager within its window", func(t *testing.T) {
 		window, _ := time.ParseDuration(DefaultAlertWindow)
@@ -147,7 +166,7 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 				return false
 			}
 			for _, a := range alerts {
-				if a.Labels["alertname"] == AlertPoolResetMoved && a.Labels[lInstallation] == "e2e-pool" {
+				if a.Labels["alertname"] == AlertPoolResetMoved && a.Labels[lInstallation] == installationOf(runs, "stale-pool") {
 					return true
 				}
 			}
@@ -155,22 +174,22 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 		})
 		alerts, _ := am.Alerts()
 		for _, a := range alerts {
-			if a.Labels["alertname"] == AlertPoolResetMoved && a.Labels[lInstallation] != "e2e-pool" {
+			if a.Labels["alertname"] == AlertPoolResetMoved && a.Labels[lInstallation] != installationOf(runs, "stale-pool") {
 				t.Errorf("pool alert on an installation whose pool never healed: %v", a.Labels)
 			}
 		}
 	})
 
-	// The reboot: a second launch of the clean installation with a lower
+	// The reboot: a second launch of the feeder's clean installation with a lower
 	// device uptime, once the first is annotationWindow old.
 	if wait := time.Until(firstAt.Add(relaunchAfter)); wait > 0 {
 		t.Logf("waiting %s so the relaunch is %s after the first launch", wait.Round(time.Second), annotationWindow)
 		time.Sleep(wait)
 	}
-	second := f.launch(t, clean.installation)
+	second := f.launch(t, feedClean)
 	f.turn(t, second, turn{units: []unit{{}}, deviceUptime: 120, appUptime: 30})
 	must(t, second.ForceFlush(context.Background()))
-	prom.WaitForQuery(t, settle, fmt.Sprintf(`count(count by (%s) (%s{%s=%q}))  > 1`, lLaunch, mTurns.prom(), lInstallation, clean.installation))
+	prom.WaitForQuery(t, settle, fmt.Sprintf(`count(count by (%s) (%s{%s=%q})) > 1`, lLaunch, mTurns.prom(), lInstallation, feedClean))
 
 	t.Run("every query returns data", func(t *testing.T) {
 		end := time.Now().Add(time.Second)
@@ -194,43 +213,44 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 	})
 
 	t.Run("the cause panels show each scenario's cause", func(t *testing.T) {
-		for _, s := range sc {
-			// Turns by primary cause, for the scenario's installation only.
-			expr := expandFor(sumGrowth(sel(promTurns, verdictScope), stepWindow, lCause), s.installation)
-			res, err := prom.QueryRange(expr, start, time.Now(), time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := maxBy(res, lCause); got[s.cause] <= 0 {
-				t.Errorf("%s: turns by primary cause show %v, want %s", s.name, got, s.cause)
-			}
-			if s.cause == semconv.CauseNone {
-				continue
-			}
-			// The cause row's verdict panel, for that installation.
-			if s.cause == semconv.CauseUnknown {
-				continue // no row: unknown is a verdict about missing data
-			}
-			expr = expandFor(implicated(s.cause, stepWindow), s.installation)
-			res, err = prom.QueryRange(expr, start, time.Now(), time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !hasPositive(res) {
-				t.Errorf("%s: the %s row shows no turn implicating %s\n  %s", s.name, s.cause, s.cause, expr)
-			}
-			// And no other scenario's installation implicates it as primary.
-			for _, o := range sc {
-				if o.installation == s.installation {
-					continue
+		now := time.Now()
+		for _, r := range runs {
+			primary, implicatedAll := map[string]bool{}, map[string]bool{}
+			for _, lt := range r.turns {
+				primary[lt.Cause] = true
+				for _, c := range lt.Causes {
+					implicatedAll[c] = true
 				}
-				e := expandFor(sumGrowth(sel(promTurns, with(verdictScope, eq(lCause, s.cause))), stepWindow), o.installation)
-				r, err := prom.QueryRange(e, start, time.Now(), time.Second)
+			}
+			// Turns by primary cause, for the scenario's installation: the
+			// causes the lab's verdicts name, and no other.
+			expr := expandFor(sumGrowth(sel(promTurns, verdictScope), stepWindow, lCause), r.installation)
+			res, err := prom.QueryRange(expr, start, now, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shown := maxBy(res, lCause)
+			for c := range primary {
+				if shown[c] <= 0 {
+					t.Errorf("%s: turns by primary cause show %v, missing %s", r.scenario, shown, c)
+				}
+			}
+			for c, v := range shown {
+				if v > 0 && !primary[c] {
+					t.Errorf("%s: turns by primary cause show %s, which no verdict of the scenario gave", r.scenario, c)
+				}
+			}
+			// Each cause row's verdict panel shows the turns implicating its
+			// cause, and only on scenarios that implicated it.
+			for _, c := range causeRows {
+				expr := expandFor(implicated(c, stepWindow), r.installation)
+				res, err := prom.QueryRange(expr, start, now, time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if hasPositive(r) {
-					t.Errorf("scenario %s shows primary cause %s", o.name, s.cause)
+				if got := hasPositive(res); got != implicatedAll[c] {
+					t.Errorf("%s: the %s row shows turns implicating it: %v, verdicts implicating it: %v\n  %s",
+						r.scenario, c, got, implicatedAll[c], expr)
 				}
 			}
 		}
@@ -238,7 +258,7 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 
 	t.Run("relaunch and reboot annotations mark the second launch", func(t *testing.T) {
 		for _, e := range []struct{ name, expr string }{{"relaunch", relaunchExpr()}, {"reboot", rebootExpr()}} {
-			expr := expandFor(e.expr, clean.installation)
+			expr := expandFor(e.expr, feedClean)
 			res, err := prom.QueryRange(expr, time.Now().Add(-30*time.Second), time.Now(), time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -247,7 +267,7 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 				t.Errorf("no %s annotation for the clean installation's second launch\n  %s", e.name, expr)
 			}
 			for _, r := range res {
-				if r.Metric[lInstallation] != clean.installation {
+				if r.Metric[lInstallation] != feedClean {
 					t.Errorf("%s annotation for %v", e.name, r.Metric)
 				}
 			}
@@ -290,6 +310,125 @@ func maxBy(res []testenv.Sample, label string) map[string]float64 {
 			if v > out[r.Metric[label]] {
 				out[r.Metric[label]] = v
 			}
+		}
+	}
+	return out
+}
+
+// causeRows are the causes with a row (and its verdict panel) on the overview.
+var causeRows = []string{semconv.CauseNetwork, semconv.CauseSynthesis, semconv.CauseState, semconv.CausePool, semconv.CauseBluetooth, semconv.CauseWait}
+
+// labScenarios are run one by one through `percause lab run`.
+var labScenarios = []string{"healthy", "network", "synthesis", "bluetooth", "leak", "stale-pool", "late-words", "engine-restart", "offline", "burst"}
+
+// The feeder's own installations.
+const (
+	feedClean = "e2e-clean" // launched twice: a relaunch after a reboot
+	feedExtra = "e2e-extra" // a missing take and a Reconnecting verdict
+)
+
+// labTurn is one line of `percause lab run --json`.
+type labTurn struct {
+	Scenario string   `json:"scenario"`
+	Turn     int      `json:"turn"`
+	Expected string   `json:"expected"`
+	Cause    string   `json:"cause"`
+	Causes   []string `json:"causes"`
+	Evidence string   `json:"evidence"`
+	TraceID  string   `json:"trace_id"`
+}
+
+type labRun struct {
+	scenario, installation string
+	turns                  []labTurn
+}
+
+func installationOf(runs []labRun, scenario string) string {
+	for _, r := range runs {
+		if r.scenario == scenario {
+			return r.installation
+		}
+	}
+	return ""
+}
+
+// runLab runs one lab scenario against the test's collector.
+func runLab(t *testing.T, name string, col collector) []labTurn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testenv.PercauseBin(t), "lab", "run", "--scenario", name, "--json",
+		"--otlp", col.otlpURL, "--verdicts", col.verdictFile)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var turns []labTurn
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var lt labTurn
+		if jerr := json.Unmarshal(line, &lt); jerr != nil {
+			t.Fatalf("lab run %s: %v in %q", name, jerr, line)
+		}
+		turns = append(turns, lt)
+	}
+	if len(turns) == 0 {
+		t.Fatalf("lab run %s: no turns (%v)\n%s", name, err, stderr.String())
+	}
+	if err != nil {
+		// A mismatch with the scenario's expectation is the lab's finding,
+		// not this test's: the dashboards must show what the verdicts say.
+		t.Logf("lab run %s: %v\n%s", name, err, stderr.String())
+	}
+	return turns
+}
+
+// newInstallation waits for an installation Prometheus has not shown
+// before, and marks it known.
+func newInstallation(t *testing.T, prom *testenv.Prometheus, known map[string]bool) string {
+	t.Helper()
+	var found string
+	testenv.WaitFor(t, settle, "a new installation in Prometheus", func() bool {
+		res, err := prom.Query(fmt.Sprintf("group by (%s) (%s)", lInstallation, mTurns.prom()))
+		if err != nil {
+			return false
+		}
+		for _, r := range res {
+			if id := r.Metric[lInstallation]; id != "" && !known[id] {
+				found = id
+				return true
+			}
+		}
+		return false
+	})
+	known[found] = true
+	return found
+}
+
+// equalCounts compares turn counts by cause (absent = 0).
+func equalCounts(got, want map[string]float64) bool {
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	for k, v := range got {
+		if v != want[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// primaryCauses are the distinct primary causes of a run's turns.
+func primaryCauses(turns []labTurn) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range turns {
+		if !seen[t.Cause] {
+			seen[t.Cause] = true
+			out = append(out, t.Cause)
 		}
 	}
 	return out

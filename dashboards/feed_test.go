@@ -2,8 +2,6 @@ package dashboards
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,27 +11,19 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/percause/percause/instr"
-	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/semconv"
 )
 
 // The feeder drives the real SDK (instr) and the real client networking
-// (instr/lanes) into a running collector: one scenario per cause, each on an
-// installation of its own, so every panel can be read per scenario.
+// (instr/lanes) into a running collector, for what the lab's scenarios do
+// not produce: a relaunch after a reboot, a take that never arrives, and a
+// Reconnecting verdict.
 
 // Export intervals short enough that a verdict reaches Prometheus in seconds.
 const (
 	feedFlush  = 100 * time.Millisecond
 	feedMetric = 300 * time.Millisecond
 )
-
-// scenario is one cause's injected fault, as a sequence of turns.
-type scenario struct {
-	name         string
-	cause        string // the primary cause its last turn must get
-	installation string
-	run          func(t *testing.T, f *feeder, phone *instr.SDK)
-}
 
 type feeder struct {
 	otlp   string
@@ -205,81 +195,4 @@ func recordLinkStatus(t *testing.T, phone *instr.SDK, status string) {
 		semconv.MetricLinkStatus, metric.WithUnit(semconv.UnitChanges))
 	must(t, err)
 	c.Add(context.Background(), 1, metric.WithAttributes(attribute.String(semconv.LinkStatus, status)))
-}
-
-// healPool makes the real client networking heal its control pool: a check
-// endpoint that answers too late, twice in a row (at a time scale of 100 the
-// 5 s check timeout is 50 ms). It returns the launch's tally.
-func healPool(t *testing.T, phone *instr.SDK) int {
-	t.Helper()
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-time.After(2 * time.Second):
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	c, err := lanes.New(lanes.WithTimeScale(100),
-		lanes.WithMeterProvider(phone.MeterProvider()),
-		lanes.WithTracerProvider(phone.TracerProvider()))
-	must(t, err)
-	defer c.Close()
-	for i := 0; i < 2; i++ {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/progress", nil)
-		if _, _, err := c.Fetch(req, lanes.KindCheck, 1<<10); err == nil {
-			t.Fatal("a check past its timeout succeeded")
-		}
-	}
-	if c.Resets() < 1 {
-		t.Fatalf("two check timeouts in a row did not heal the pool (tally %d)", c.Resets())
-	}
-	return c.Resets()
-}
-
-// scenarios: one per cause, each on its own installation.
-func scenarios() []scenario {
-	return []scenario{
-		{name: "network", cause: semconv.CauseNetwork, installation: "e2e-network",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{link: semconv.LinkCell, units: []unit{{}, {underruns: 2, silent: 1.4, cushion: 1.5, need: 0}}})
-				recordLinkStatus(t, p, semconv.LinkStatusReconnecting)
-			}},
-		{name: "synthesis", cause: semconv.CauseSynthesis, installation: "e2e-synthesis",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{units: []unit{{}, {underruns: 2, silent: 1.4, cushion: 1.5, need: 2.1}}})
-			}},
-		{name: "bluetooth", cause: semconv.CauseBluetooth, installation: "e2e-bluetooth",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{outputs: []string{semconv.PortBluetoothA2DP}, stutter: true, routeChange: true, units: []unit{{}, {}}})
-			}},
-		{name: "wait", cause: semconv.CauseWait, installation: "e2e-wait",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{units: []unit{{}, {lead: -0.3}}})
-			}},
-		{name: "stale-pool", cause: semconv.CausePool, installation: "e2e-pool",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{units: []unit{{}}, poolResets: 0})
-				tally := healPool(t, p)
-				f.turn(t, p, turn{units: []unit{{}}, poolResets: tally})
-			}},
-		{name: "state", cause: semconv.CauseState, installation: "e2e-state",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				for i := 0; i < 4; i++ {
-					must(t, p.Live().Add(semconv.LivePlayers, 1))
-					f.turn(t, p, turn{units: []unit{{}}})
-				}
-			}},
-		{name: "missing-take", cause: semconv.CauseUnknown, installation: "e2e-unknown",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{units: []unit{{underruns: 1, silent: 0.8, noTake: true}}})
-			}},
-		// clean must stay last: the test relaunches it at the end.
-		{name: "clean", cause: semconv.CauseNone, installation: "e2e-clean",
-			run: func(t *testing.T, f *feeder, p *instr.SDK) {
-				f.turn(t, p, turn{units: []unit{{}, {}}, deviceUptime: 90000, appUptime: 3600})
-			}},
-	}
 }

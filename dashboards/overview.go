@@ -23,62 +23,64 @@ const annotationWindow = "1m"
 
 // Overview builds "Voice lane: one measurement per cause": whether the day
 // was done, the verdicts, and one row per cause with the readings its rule reads.
+//
+//lint:ignore SA1019 the v1 dashboard schema is what Grafana 11 file provisioning loads (docs/decisions/0300-dashboards-as-go-with-the-foundation-sdk.md)
 func Overview() *dashboard.DashboardBuilder {
-	return dashboard.NewDashboardBuilder(OverviewTitle).
-		Uid(OverviewUID).
-		Description("Every voice turn gets a verdict: which cause broke it and the reading behind it. One row per cause, each panel stating the rule that reads it.").
-		Tags([]string{"percause", "voice"}).
-		Refresh("30s").
-		Time("now-24h", "now").
-		Timezone(common.TimeZoneBrowser).
-		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		Readonly().
-		WithVariable(installationVariable()).
-		WithVariable(linkVariable()).
-		WithVariable(launchVariable()).
-		Annotation(relaunchAnnotation()).
-		Annotation(rebootAnnotation()).
-		Link(dashboard.NewDashboardLinkBuilder("Pipeline").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{"percause"}).AsDropdown(false).KeepTime(true)).
-		WithRow(dashboard.NewRowBuilder("Done or not")).
-		WithPanel(doneSlowestPost()).
-		WithPanel(donePoolResets()).
-		WithPanel(doneNotSent()).
-		WithPanel(doneTurns()).
-		WithRow(dashboard.NewRowBuilder("Verdicts")).
-		WithPanel(turnsByCause()).
-		WithPanel(causeShares()).
-		WithPanel(implicatedCauses()).
-		WithPanel(recentTurnVerdicts()).
-		WithRow(dashboard.NewRowBuilder("Network")).
-		WithPanel(networkUnderruns()).
-		WithPanel(networkSilence()).
-		WithPanel(networkCushion()).
-		WithPanel(networkVerdicts()).
-		WithRow(dashboard.NewRowBuilder("Synthesis")).
-		WithPanel(synthesisFirstByte()).
-		WithPanel(synthesisRate()).
-		WithPanel(synthesisNeed()).
-		WithPanel(synthesisBeside()).
-		WithPanel(synthesisVerdicts()).
-		WithRow(dashboard.NewRowBuilder("Pipeline and accumulated state")).
-		WithPanel(stateLiveCounts()).
-		WithPanel(stateVerdicts()).
-		WithPanel(stateMemory()).
-		WithPanel(stateAppUptime()).
-		WithRow(dashboard.NewRowBuilder("Pool healing")).
-		WithPanel(poolTally()).
-		WithPanel(poolMovements()).
-		WithPanel(poolRepliesInFlight()).
-		WithPanel(poolVerdicts()).
-		WithPanel(poolLinkStatus()).
-		WithRow(dashboard.NewRowBuilder("Bluetooth")).
-		WithPanel(bluetoothRouteChanges()).
-		WithPanel(bluetoothShare()).
-		WithPanel(bluetoothVerdicts()).
-		WithRow(dashboard.NewRowBuilder("The wait")).
-		WithPanel(waitUnitLead()).
-		WithPanel(waitListenOpen()).
-		WithPanel(waitVerdicts())
+	return dashboard.NewDashboardBuilder(OverviewTitle). //lint:ignore SA1019 see above
+								Uid(OverviewUID).
+								Description("Every voice turn gets a verdict: which cause broke it and the reading behind it. One row per cause, each panel stating the rule that reads it.").
+								Tags([]string{"percause", "voice"}).
+								Refresh("30s").
+								Time("now-24h", "now").
+								Timezone(common.TimeZoneBrowser).
+								Tooltip(dashboard.DashboardCursorSyncCrosshair).
+								Readonly().
+								WithVariable(installationVariable()).
+								WithVariable(linkVariable()).
+								WithVariable(launchVariable()).
+								Annotation(relaunchAnnotation()).
+								Annotation(rebootAnnotation()).
+								Link(dashboard.NewDashboardLinkBuilder("Pipeline").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{"percause"}).AsDropdown(false).KeepTime(true)).
+								WithRow(dashboard.NewRowBuilder("Done or not")).
+								WithPanel(doneSlowestPost()).
+								WithPanel(donePoolResets()).
+								WithPanel(doneNotSent()).
+								WithPanel(doneTurns()).
+								WithRow(dashboard.NewRowBuilder("Verdicts")).
+								WithPanel(turnsByCause()).
+								WithPanel(causeShares()).
+								WithPanel(implicatedCauses()).
+								WithPanel(recentTurnVerdicts()).
+								WithRow(dashboard.NewRowBuilder("Network")).
+								WithPanel(networkUnderruns()).
+								WithPanel(networkSilence()).
+								WithPanel(networkCushion()).
+								WithPanel(networkVerdicts()).
+								WithRow(dashboard.NewRowBuilder("Synthesis")).
+								WithPanel(synthesisFirstByte()).
+								WithPanel(synthesisRate()).
+								WithPanel(synthesisNeed()).
+								WithPanel(synthesisBeside()).
+								WithPanel(synthesisVerdicts()).
+								WithRow(dashboard.NewRowBuilder("Pipeline and accumulated state")).
+								WithPanel(stateLiveCounts()).
+								WithPanel(stateVerdicts()).
+								WithPanel(stateMemory()).
+								WithPanel(stateAppUptime()).
+								WithRow(dashboard.NewRowBuilder("Pool healing")).
+								WithPanel(poolTally()).
+								WithPanel(poolMovements()).
+								WithPanel(poolRepliesInFlight()).
+								WithPanel(poolVerdicts()).
+								WithPanel(poolLinkStatus()).
+								WithRow(dashboard.NewRowBuilder("Bluetooth")).
+								WithPanel(bluetoothRouteChanges()).
+								WithPanel(bluetoothShare()).
+								WithPanel(bluetoothVerdicts()).
+								WithRow(dashboard.NewRowBuilder("The wait")).
+								WithPanel(waitUnitLead()).
+								WithPanel(waitListenOpen()).
+								WithPanel(waitVerdicts())
 }
 
 func allOption() dashboard.VariableOption {

@@ -46,33 +46,35 @@ const (
 // Pipeline builds the dashboard of the collector itself: what it accepted
 // and refused, what it sent and failed to send, its queues, and the verdict
 // processor's pending turns, forced decisions, evictions and drops.
+//
+//lint:ignore SA1019 the v1 dashboard schema is what Grafana 11 file provisioning loads (docs/decisions/0300-dashboards-as-go-with-the-foundation-sdk.md)
 func Pipeline() *dashboard.DashboardBuilder {
-	return dashboard.NewDashboardBuilder(PipelineTitle).
-		Uid(PipelineUID).
-		Description("The collector's own health: a verdict can only be as complete as the pipeline that made it.").
-		Tags([]string{"percause", "collector"}).
-		Refresh("30s").
-		Time("now-6h", "now").
-		Timezone(common.TimeZoneBrowser).
-		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		Readonly().
-		Link(dashboard.NewDashboardLinkBuilder("Voice lane").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{"percause"}).AsDropdown(false).KeepTime(true)).
-		WithRow(dashboard.NewRowBuilder("Receiving")).
-		WithPanel(acceptedSpans()).
-		WithPanel(refusedSpans()).
-		WithPanel(acceptedPoints()).
-		WithRow(dashboard.NewRowBuilder("Verdict processor")).
-		WithPanel(verdictPending()).
-		WithPanel(verdictDecisions()).
-		WithPanel(verdictLosses()).
-		WithPanel(processorThroughput()).
-		WithRow(dashboard.NewRowBuilder("Exporting")).
-		WithPanel(exporterSent()).
-		WithPanel(exporterFailed()).
-		WithPanel(exporterQueue()).
-		WithRow(dashboard.NewRowBuilder("Process")).
-		WithPanel(collectorMemory()).
-		WithPanel(collectorCPU())
+	return dashboard.NewDashboardBuilder(PipelineTitle). //lint:ignore SA1019 see Overview
+								Uid(PipelineUID).
+								Description("The collector's own health: a verdict can only be as complete as the pipeline that made it.").
+								Tags([]string{"percause", "collector"}).
+								Refresh("30s").
+								Time("now-6h", "now").
+								Timezone(common.TimeZoneBrowser).
+								Tooltip(dashboard.DashboardCursorSyncCrosshair).
+								Readonly().
+								Link(dashboard.NewDashboardLinkBuilder("Voice lane").Type(dashboard.DashboardLinkTypeDashboards).Tags([]string{"percause"}).AsDropdown(false).KeepTime(true)).
+								WithRow(dashboard.NewRowBuilder("Receiving")).
+								WithPanel(acceptedSpans()).
+								WithPanel(refusedSpans()).
+								WithPanel(acceptedPoints()).
+								WithRow(dashboard.NewRowBuilder("Verdict processor")).
+								WithPanel(verdictPending()).
+								WithPanel(verdictDecisions()).
+								WithPanel(verdictLosses()).
+								WithPanel(processorThroughput()).
+								WithRow(dashboard.NewRowBuilder("Exporting")).
+								WithPanel(exporterSent()).
+								WithPanel(exporterFailed()).
+								WithPanel(exporterQueue()).
+								WithRow(dashboard.NewRowBuilder("Process")).
+								WithPanel(collectorMemory()).
+								WithPanel(collectorCPU())
 }
 
 func rateBy(series string, labels ...string) string {

@@ -32,7 +32,7 @@ func loadCompose(t *testing.T, env []string) (*types.Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cli.ProjectFromOptions(context.Background(), opts)
+	return opts.LoadProject(context.Background())
 }
 
 func mustLoad(t *testing.T) *types.Project {

@@ -176,7 +176,7 @@ type apiResult struct {
 }
 
 func (p *Prometheus) get(path string, q url.Values) (json.RawMessage, error) {
-	resp, err := http.PostForm(p.URL+path, q)
+	resp, err := http.Get(p.URL + path + "?" + q.Encode())
 	if err != nil {
 		return nil, err
 	}
