@@ -63,6 +63,9 @@ type Readings struct {
 	Stutter          bool             `json:"stutter"`
 	Checks           int              `json:"checks"`
 	ChecksFailed     int              `json:"checks_failed"`
+	// CheckFailures say when each failed check was asked (person-seconds
+	// into the turn) and how it failed.
+	CheckFailures []string `json:"check_failures,omitempty"`
 	// LinkStatuses are the status lines recorded during the turn
 	// (pippa.link.status values, in order) and their messages.
 	LinkStatuses []string `json:"link_statuses"`
@@ -138,6 +141,11 @@ func readingsOf(spans []span, rep *phone.Report) Readings {
 	}
 	if rep != nil {
 		r.Checks, r.ChecksFailed = len(rep.Checks), rep.ChecksFailed()
+		for _, c := range rep.Checks {
+			if !c.OK {
+				r.CheckFailures = append(r.CheckFailures, fmt.Sprintf("at %.1f s: %s", c.Asked, c.Err))
+			}
+		}
 		r.Errors = rep.Errors
 	}
 	return r
