@@ -151,10 +151,23 @@ func (p *verdictProcessor) shutdown(ctx context.Context) error {
 // observation is one span's readings, gathered before the lock is taken.
 type observation struct {
 	traceID pcommon.TraceID
+	kind    obsKind
 	turn    *turnReading
-	unit    *unitReading
-	take    *takeReading
+	unit    unitReading
+	take    takeReading
 }
+
+type obsKind uint8
+
+const (
+	obsTurn obsKind = iota + 1
+	obsUnit
+	obsTake
+	obsTakeWithoutID
+)
+
+// obsPool recycles the per-batch observation slices.
+var obsPool = sync.Pool{New: func() any { s := make([]observation, 0, 128); return &s }}
 
 // decision is a verdict with what is needed to write its span.
 type decision struct {
@@ -182,7 +195,14 @@ func (t *tally) inc(m *map[string]int64, key string) {
 // processTraces reads the turn's spans out of the batch, passes the batch on
 // and appends the verdict spans of the turns this batch completed.
 func (p *verdictProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	obs := p.observe(td)
+	buf := obsPool.Get().(*[]observation)
+	defer func() {
+		clear(*buf)
+		*buf = (*buf)[:0]
+		obsPool.Put(buf)
+	}()
+	obs := p.observe(td, (*buf)[:0])
+	*buf = obs
 	if len(obs) == 0 {
 		return td, nil
 	}
@@ -230,8 +250,7 @@ func (p *verdictProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 
 // observe extracts the readings of the spans the rules read. Other spans
 // (HTTP calls, …) cost one name comparison.
-func (p *verdictProcessor) observe(td ptrace.Traces) []observation {
-	var obs []observation
+func (p *verdictProcessor) observe(td ptrace.Traces, obs []observation) []observation {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -242,19 +261,17 @@ func (p *verdictProcessor) observe(td ptrace.Traces) []observation {
 				span := spans.At(k)
 				switch span.Name() {
 				case semconv.SpanVoiceTurn:
-					obs = append(obs, observation{traceID: span.TraceID(), turn: readTurn(rs.Resource(), span)})
+					obs = append(obs, observation{traceID: span.TraceID(), kind: obsTurn, turn: readTurn(rs.Resource(), span)})
 				case semconv.SpanVoiceUnit:
-					u := readUnit(span)
-					obs = append(obs, observation{traceID: span.TraceID(), unit: &u})
+					obs = append(obs, observation{traceID: span.TraceID(), kind: obsUnit, unit: readUnit(span)})
 				case semconv.SpanTTSTake:
 					t, ok := readTake(span)
+					kind := obsTake
 					if !ok {
-						// Counted under the lock with the rest; an empty
-						// observation marks it.
-						obs = append(obs, observation{traceID: span.TraceID()})
-						continue
+						// Counted under the lock with the rest.
+						kind = obsTakeWithoutID
 					}
-					obs = append(obs, observation{traceID: span.TraceID(), take: &t})
+					obs = append(obs, observation{traceID: span.TraceID(), kind: kind, take: t})
 				}
 			}
 		}
@@ -263,8 +280,8 @@ func (p *verdictProcessor) observe(td ptrace.Traces) []observation {
 }
 
 func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now time.Time, out *tally) {
-	switch {
-	case o.turn != nil:
+	switch o.kind {
+	case obsTurn:
 		switch {
 		case pt.turn == nil:
 			if pt.hasSpan(o.turn.spanID) {
@@ -277,17 +294,20 @@ func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now tim
 		default:
 			pt.extraTurns++
 		}
-	case o.unit != nil:
+	case obsUnit:
 		if pt.hasSpan(o.unit.spanID) {
 			out.inc(&out.dropped, dropDuplicateSpan)
 			return
 		}
-		if len(pt.units) >= maxUnits {
+		if len(pt.unitSpans) >= maxUnits {
 			out.inc(&out.dropped, dropUnitLimit)
 			return
 		}
-		pt.units = append(pt.units, *o.unit)
-	case o.take != nil:
+		pt.unitSpans = append(pt.unitSpans, o.unit.spanID)
+		if p.unitMatters(&o.unit) {
+			pt.units = append(pt.units, o.unit)
+		}
+	case obsTake:
 		if pt.hasSpan(o.take.spanID) {
 			out.inc(&out.dropped, dropDuplicateSpan)
 			return
@@ -300,10 +320,15 @@ func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now tim
 			out.inc(&out.dropped, dropUnitLimit)
 			return
 		}
-		pt.takes = append(pt.takes, *o.take)
+		pt.takes = append(pt.takes, o.take)
 	default:
 		out.inc(&out.dropped, dropTakeWithoutID)
 	}
+}
+
+// unitMatters reports whether a rule can fire on the unit's readings.
+func (p *verdictProcessor) unitMatters(u *unitReading) bool {
+	return u.underruns > 0 || len(u.problems) > 0 || (u.hasLead && u.lead < -p.cfg.Rules.LateLead.Seconds())
 }
 
 // decideLocked decides a held trace, removes it and remembers its ID.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -86,13 +87,30 @@ type takeReading struct {
 // attrReader reads typed attributes and collects what is wrong with them.
 type attrReader struct {
 	attrs    pcommon.Map
-	where    string // "unit 3", "take t3", "voice.turn"
+	what     string // "unit", "take", "voice.turn", …
+	id       string // the take's id, when what is "take"
+	index    int64  // the unit's index, when what is "unit" (-1: unknown)
 	problems []string
+}
+
+// where names what is read, built only when something is wrong with it (the
+// readers run for every span; the names are for the evidence).
+func (r *attrReader) where() string {
+	switch r.what {
+	case "unit":
+		if r.index < 0 {
+			return "unit ?"
+		}
+		return "unit " + strconv.FormatInt(r.index, 10)
+	case "take":
+		return "take " + r.id
+	}
+	return r.what
 }
 
 func (r *attrReader) note(format string, args ...any) {
 	if len(r.problems) < maxProblems {
-		r.problems = append(r.problems, r.where+": "+fmt.Sprintf(format, args...))
+		r.problems = append(r.problems, r.where()+": "+fmt.Sprintf(format, args...))
 	}
 }
 
@@ -261,7 +279,7 @@ func isBluetoothPort(kind string) bool { return strings.HasPrefix(kind, "bluetoo
 // the batch that carried the turn is long gone.
 func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 	attrs := span.Attributes()
-	r := attrReader{attrs: attrs, where: semconv.SpanVoiceTurn}
+	r := attrReader{attrs: attrs, what: semconv.SpanVoiceTurn}
 	t := &turnReading{spanID: span.SpanID(), units: -1, resource: pcommon.NewResource()}
 	res.CopyTo(t.resource)
 
@@ -292,7 +310,7 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 		if ev.Name() != semconv.EventRouteChange || len(t.routeChanges) >= maxRouteChanges {
 			continue
 		}
-		er := attrReader{attrs: ev.Attributes(), where: semconv.EventRouteChange}
+		er := attrReader{attrs: ev.Attributes(), what: semconv.EventRouteChange}
 		at, ok := er.number(semconv.RouteChangeAt)
 		reason, _ := er.str(semconv.RouteChangeReason)
 		r.problems = appendProblems(r.problems, er.problems)
@@ -363,11 +381,10 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 // readUnit extracts a voice.unit span's readings.
 func readUnit(span ptrace.Span) unitReading {
 	attrs := span.Attributes()
-	r := attrReader{attrs: attrs, where: "unit ?"}
+	r := attrReader{attrs: attrs, what: "unit", index: -1}
 	u := unitReading{spanID: span.SpanID(), index: -1}
 	if idx, ok := r.integer(semconv.UnitIndex); ok {
-		u.index = idx
-		r.where = fmt.Sprintf("unit %d", idx)
+		u.index, r.index = idx, idx
 	}
 	u.takeID, _ = r.str(semconv.TakeID)
 	if n, ok := r.count(semconv.UnitUnderruns); ok {
@@ -406,7 +423,7 @@ func readTake(span ptrace.Span) (takeReading, bool) {
 	if !ok || id == "" {
 		return takeReading{}, false
 	}
-	r.where = "take " + id
+	r.what, r.id = "take", id
 	t := takeReading{spanID: span.SpanID(), id: id}
 	need, ok := r.seconds(semconv.TakeNeed)
 	switch {
@@ -415,7 +432,7 @@ func readTake(span ptrace.Span) (takeReading, bool) {
 	case len(r.problems) > 0:
 		t.problem = r.problems[0]
 	default:
-		t.problem = r.where + ": " + semconv.TakeNeed + " missing"
+		t.problem = r.where() + ": " + semconv.TakeNeed + " missing"
 	}
 	return t, true
 }

@@ -208,7 +208,7 @@ func decide(p *pendingTrace, rules RulesConfig, forced string, cfg *Config) verd
 		parts = append(parts, f.evidence[c]...)
 	}
 	if v.cause == semconv.CauseNone {
-		s := fmt.Sprintf("no rule fired: %s, 0 underruns", plural(int64(len(units)), "unit"))
+		s := fmt.Sprintf("no rule fired: %s, 0 underruns", plural(int64(len(p.unitSpans)), "unit"))
 		var absent []string
 		if !t.hasPoolResets {
 			absent = append(absent, semconv.PoolResets)
@@ -238,8 +238,8 @@ func forcedSentence(p *pendingTrace, forced string, cfg *Config) string {
 	default:
 		s = "forced (" + forced + ")"
 	}
-	if p.turn.units >= 0 && int64(len(p.units)) < p.turn.units {
-		s += fmt.Sprintf(": %d of %d units arrived", len(p.units), p.turn.units)
+	if p.turn.units >= 0 && int64(len(p.unitSpans)) < p.turn.units {
+		s += fmt.Sprintf(": %d of %d units arrived", len(p.unitSpans), p.turn.units)
 	}
 	if missing := p.missingTakes(); len(missing) > 0 {
 		sep := ": "

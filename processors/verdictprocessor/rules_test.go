@@ -402,9 +402,9 @@ func ruleCases() []ruleCase {
 		},
 		{
 			// A unit naming a take that never comes (the engine lost it).
-			name:  "bad_unit_names_missing_take",
-			steps: []step{in(take("t1", 0.3, nil), underrun(1, 1, 0.5, map[string]any{semconv.TakeID: "t-lost"}), turn(nil)), after(5 * time.Second)},
-			want:  []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait, contains: []string{"take t-lost never arrived"}}},
+			name:   "bad_unit_names_missing_take",
+			steps:  []step{in(take("t1", 0.3, nil), underrun(1, 1, 0.5, map[string]any{semconv.TakeID: "t-lost"}), turn(nil)), after(5 * time.Second)},
+			want:   []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait, contains: []string{"take t-lost never arrived"}}},
 			forced: map[string]int64{forcedWait: 1},
 		},
 		{

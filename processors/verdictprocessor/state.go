@@ -17,6 +17,11 @@ type pendingTrace struct {
 	turnAt     time.Time // when its voice.turn arrived
 	turn       *turnReading
 	extraTurns int // further voice.turn spans (other span IDs) in the same trace
+	// unitSpans is every voice.unit that arrived (to count them and to
+	// recognise a duplicate); units keeps the readings of only those a rule
+	// can fire on (an underrun, a late lead, bad input), which keeps a
+	// pending turn small.
+	unitSpans  []pcommon.SpanID
 	units      []unitReading
 	takes      []takeReading
 	elem       *list.Element // in store.order, oldest first
@@ -35,8 +40,8 @@ func (p *pendingTrace) hasSpan(id pcommon.SpanID) bool {
 	if p.turn != nil && p.turn.spanID == id {
 		return true
 	}
-	for i := range p.units {
-		if p.units[i].spanID == id {
+	for _, s := range p.unitSpans {
+		if s == id {
 			return true
 		}
 	}
@@ -82,7 +87,7 @@ func (p *pendingTrace) ready() bool {
 	if p.turn == nil {
 		return false
 	}
-	if p.turn.units >= 0 && int64(len(p.units)) < p.turn.units {
+	if p.turn.units >= 0 && int64(len(p.unitSpans)) < p.turn.units {
 		return false
 	}
 	return len(p.missingTakes()) == 0

@@ -1,0 +1,336 @@
+package verdictprocessor
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/batchprocessor"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/processors/verdictprocessor/internal/metadata"
+)
+
+// benchTraceMark starts every benchmark trace ID; the 8 bytes after it are
+// rewritten in the marshalled request so every request carries new turns
+// without marshalling again.
+var benchTraceMark = []byte{0xBE, 0x9C, 0x7A, 0x11, 0x5E, 0xED, 0xF0, 0x0D}
+
+// benchRequest is one 100-span OTLP request: two voice turns, each a
+// voice.turn, 20 voice.unit, 20 tts.take and 9 HTTP client spans, about 10
+// attributes a span (the architecture's reference load).
+func benchRequest() ptrace.Traces {
+	td := ptrace.NewTraces()
+	phone := td.ResourceSpans().AppendEmpty()
+	phone.Resource().Attributes().PutStr(semconv.ServiceName, semconv.ServicePhone)
+	phone.Resource().Attributes().PutStr(semconv.ServiceInstanceID, "launch-1")
+	phone.Resource().Attributes().PutStr(semconv.AppInstallationID, "install-1")
+	pspans := phone.ScopeSpans().AppendEmpty().Spans()
+	engine := td.ResourceSpans().AppendEmpty()
+	engine.Resource().Attributes().PutStr(semconv.ServiceName, semconv.ServiceEngine)
+	espans := engine.ScopeSpans().AppendEmpty().Spans()
+	ts := pcommon.NewTimestampFromTime(baseTime)
+	for t := 0; t < 2; t++ {
+		var tid pcommon.TraceID
+		copy(tid[:], benchTraceMark)
+		tid[15] = byte(t)
+		sid := func(n int) pcommon.SpanID { return pcommon.SpanID{byte(t), 0, 0, 0, 0, 0, byte(n >> 8), byte(n)} }
+		mk := func(spans ptrace.SpanSlice, name string, n int) ptrace.Span {
+			s := spans.AppendEmpty()
+			s.SetTraceID(tid)
+			s.SetSpanID(sid(n))
+			if n != 1 {
+				s.SetParentSpanID(sid(1))
+			}
+			s.SetName(name)
+			s.SetStartTimestamp(ts)
+			s.SetEndTimestamp(ts + 1e9)
+			return s
+		}
+		for u := 1; u <= 20; u++ {
+			id := fmt.Sprintf("t%d", u)
+			us := mk(pspans, semconv.SpanVoiceUnit, 10+u).Attributes()
+			us.PutInt(semconv.UnitIndex, int64(u))
+			us.PutStr(semconv.TakeID, id)
+			us.PutDouble(semconv.UnitGap, 0.1)
+			us.PutDouble(semconv.UnitLead, 0.3)
+			underruns := int64(0)
+			if u%5 == 0 {
+				underruns = 1
+			}
+			us.PutInt(semconv.UnitUnderruns, underruns)
+			us.PutDouble(semconv.UnitSilent, 0.2*float64(underruns))
+			us.PutDouble(semconv.UnitLongest, 0.2*float64(underruns))
+			us.PutDouble(semconv.UnitCushion, 1.5)
+			us.PutStr(semconv.UnitPlayer, "stream")
+			us.PutStr("pippa.unit.kind", "sentence")
+
+			ta := mk(espans, semconv.SpanTTSTake, 100+u).Attributes()
+			ta.PutStr(semconv.TakeID, id)
+			ta.PutDouble(semconv.TakeFirstByte, 0.3)
+			ta.PutDouble(semconv.TakeTotal, 4)
+			ta.PutDouble(semconv.TakeAudio, 6)
+			ta.PutDouble(semconv.TakeRate, 1.5)
+			ta.PutDouble(semconv.TakeNeed, 0.4+float64(u%3))
+			ta.PutInt(semconv.TakeBeside, 2)
+			ta.PutStr("pippa.take.voice", "pippa")
+			ta.PutStr("pippa.take.model", "tts-1")
+			ta.PutInt("pippa.take.bytes", 96000)
+		}
+		for c := 0; c < 9; c++ {
+			ca := mk(pspans, "POST /api/tts/prepare", 200+c).Attributes()
+			ca.PutStr(semconv.HTTPMethod, "POST")
+			ca.PutInt(semconv.HTTPStatus, 200)
+			ca.PutStr(semconv.HTTPRoute, "/api/tts/prepare")
+			ca.PutStr(semconv.ServerAddr, "pippa.tailnet")
+			ca.PutStr(semconv.URLPath, "/api/tts/prepare")
+			ca.PutStr(semconv.Lane, semconv.LaneControl)
+			ca.PutStr(semconv.CallKind, "prepare")
+			ca.PutInt("http.request.body.size", 120)
+			ca.PutInt("http.response.body.size", 80)
+			ca.PutStr("network.protocol.version", "1.1")
+		}
+		ta := mk(pspans, semconv.SpanVoiceTurn, 1).Attributes()
+		ta.PutInt(semconv.TurnIndex, 4)
+		ta.PutStr(semconv.NetworkConnectionType, semconv.LinkWifi)
+		ta.PutInt(semconv.TurnUnits, 20)
+		ta.PutBool(semconv.RouteBluetooth, true)
+		ta.PutInt(semconv.PoolResets, 0)
+		ta.PutInt(semconv.PoolResetsBefore, 0)
+		ta.PutInt(semconv.LiveAttr(semconv.LivePlayers), 2)
+		ta.PutEmptySlice(semconv.LiveBeforeAttr(semconv.LivePlayers)).FromRaw([]any{int64(2), int64(2), int64(2)})
+		ta.PutDouble(semconv.ListenGrant, 0.3)
+		ta.PutDouble(semconv.ListenTotal, 0.6)
+	}
+	return td
+}
+
+// requestBytes marshals the request and finds where its trace IDs' counter
+// bytes sit, so each iteration can stamp fresh trace IDs in place.
+func requestBytes(tb testing.TB) ([]byte, []int) {
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(benchRequest())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var offs []int
+	for i := 0; ; {
+		j := bytes.Index(b[i:], benchTraceMark)
+		if j < 0 {
+			break
+		}
+		offs = append(offs, i+j+len(benchTraceMark))
+		i += j + len(benchTraceMark)
+	}
+	return b, offs
+}
+
+func stamp(b []byte, offs []int, n uint64) {
+	for _, o := range offs {
+		// Keep byte 15 (which turn of the request) as it is.
+		binary.BigEndian.PutUint64(b[o:o+8], n<<8|uint64(b[o+7]))
+	}
+}
+
+// pipeline is an in-process collector pipeline: the real OTLP receiver on a
+// loopback port → batch → (verdict) → a discarding exporter.
+type pipeline struct {
+	url  string
+	stop func()
+}
+
+func startPipeline(b *testing.B, withVerdict bool) pipeline {
+	ctx := context.Background()
+	var next consumer.Traces = consumertest.NewNop()
+	var comps []component.Component
+	if withVerdict {
+		f := NewFactory()
+		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(metadata.Type), f.CreateDefaultConfig(), next)
+		if err != nil {
+			b.Fatal(err)
+		}
+		comps = append(comps, p)
+		next = p
+	}
+	bf := batchprocessor.NewFactory()
+	bp, err := bf.CreateTraces(ctx, processortest.NewNopSettings(bf.Type()), bf.CreateDefaultConfig(), next)
+	if err != nil {
+		b.Fatal(err)
+	}
+	comps = append(comps, bp)
+	rf := otlpreceiver.NewFactory()
+	rcfg := rf.CreateDefaultConfig()
+	port := testenv.FreePort(b)
+	err = confmap.NewFromStringMap(map[string]any{
+		"protocols": map[string]any{"http": map[string]any{"endpoint": fmt.Sprintf("127.0.0.1:%d", port)}},
+	}).Unmarshal(rcfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, bp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	comps = append(comps, r)
+	for _, c := range comps {
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return pipeline{
+		url: fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port),
+		stop: func() {
+			for i := len(comps) - 1; i >= 0; i-- {
+				_ = comps[i].Shutdown(ctx)
+			}
+		},
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCollectorPipeline sends the same 100-span requests through two
+// in-process pipelines, one with the verdict processor and one without, in
+// alternating rounds, and reports the process CPU per span of each and their
+// ratio (target: verdict ≤ 1.3 × pass-through). The CPU of the HTTP client
+// is in both figures.
+func BenchmarkCollectorPipeline(b *testing.B) {
+	pass, verdict := startPipeline(b, false), startPipeline(b, true)
+	defer pass.stop()
+	defer verdict.stop()
+	body, offs := requestBytes(b)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	spans := int64(benchRequest().SpanCount())
+	var n uint64
+	send := func(url string) {
+		n++
+		stamp(body, offs, n)
+		resp, err := client.Post(url, "application/x-protobuf", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %s", resp.Status)
+		}
+	}
+	// Warm both.
+	for i := 0; i < 50; i++ {
+		send(pass.url)
+		send(verdict.url)
+	}
+	const rounds = 10
+	var cpuPass, cpuVerdict, wallPass, wallVerdict time.Duration
+	per := max(b.N/rounds, 1)
+	b.ResetTimer()
+	for r := 0; r < rounds; r++ {
+		for _, which := range []bool{false, true} {
+			url, cpu, wall := pass.url, &cpuPass, &wallPass
+			if which {
+				url, cpu, wall = verdict.url, &cpuVerdict, &wallVerdict
+			}
+			runtime.GC()
+			c0, w0 := cpuTime(), time.Now()
+			for i := 0; i < per; i++ {
+				send(url)
+			}
+			*cpu += cpuTime() - c0
+			*wall += time.Since(w0)
+		}
+	}
+	b.StopTimer()
+	total := float64(int64(per*rounds) * spans)
+	b.ReportMetric(float64(cpuPass.Nanoseconds())/total, "pass-cpu-ns/span")
+	b.ReportMetric(float64(cpuVerdict.Nanoseconds())/total, "verdict-cpu-ns/span")
+	b.ReportMetric(float64(cpuVerdict)/float64(cpuPass), "cpu-ratio")
+	b.ReportMetric(total/wallPass.Seconds(), "pass-spans/s")
+	b.ReportMetric(total/wallVerdict.Seconds(), "verdict-spans/s")
+}
+
+// BenchmarkProcessTraces is the processor alone on the same requests: its
+// own cost per span.
+func BenchmarkProcessTraces(b *testing.B) {
+	cfg := createDefaultConfig().(*Config)
+	h := newHarness(b, cfg)
+	body, offs := requestBytes(b)
+	u := ptrace.ProtoUnmarshaler{}
+	reqs := make([]ptrace.Traces, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		stamp(body, offs, uint64(i+1))
+		td, err := u.UnmarshalTraces(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs = append(reqs, td)
+	}
+	spans := reqs[0].SpanCount()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := h.p.processTraces(context.Background(), reqs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+	if h.p.store.len() != 0 {
+		b.Fatalf("%d turns left pending", h.p.store.len())
+	}
+}
+
+// BenchmarkPendingTurnMemory reports the heap held per pending turn: turns
+// of 20 units, 4 of which underran on takes that have not arrived.
+func BenchmarkPendingTurnMemory(b *testing.B) {
+	const turns = 1000
+	body, offs := requestBytes(b)
+	u := ptrace.ProtoUnmarshaler{}
+	for i := 0; i < b.N; i++ {
+		cfg := createDefaultConfig().(*Config)
+		h := newHarness(b, cfg)
+		// Without their takes: keep only the phone's spans.
+		var ms0, ms1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		for n := 0; n < turns/2; n++ {
+			stamp(body, offs, uint64(n+1))
+			td, err := u.UnmarshalTraces(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+				v, _ := rs.Resource().Attributes().Get(semconv.ServiceName)
+				return v.Str() == semconv.ServiceEngine
+			})
+			if _, err := h.p.processTraces(context.Background(), td); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms1)
+		if got := h.p.store.len(); got != turns {
+			b.Fatalf("%d pending, want %d", got, turns)
+		}
+		b.ReportMetric(float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/turns, "B/pending-turn")
+		runtime.KeepAlive(h)
+	}
+}
