@@ -21,10 +21,10 @@ type pendingTrace struct {
 	// recognise a duplicate); units keeps the readings of only those a rule
 	// can fire on (an underrun, a late lead, bad input), which keeps a
 	// pending turn small.
-	unitSpans  []pcommon.SpanID
-	units      []unitReading
-	takes      []takeReading
-	elem       *list.Element // in store.order, oldest first
+	unitSpans []pcommon.SpanID
+	units     []unitReading
+	takes     []takeReading
+	elem      *list.Element // in store.order, oldest first
 }
 
 func (p *pendingTrace) take(id string) (takeReading, bool) {
