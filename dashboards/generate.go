@@ -157,6 +157,9 @@ func Files(opts ...Option) (map[string][]byte, error) {
 	add(PathPrometheusRules, func() ([]byte, error) { return yamlOf(PrometheusRules(alerts)) })
 	add(PathPrometheusConfig, func() ([]byte, error) { return yamlOf(c.prometheusConfig()) })
 	add(PathAlertmanagerConfig, func() ([]byte, error) { return yamlOf(alertmanagerConfig()) })
+	add(PathReference, func() ([]byte, error) {
+		return reference([][]byte{files[PathOverviewJSON], files[PathPipelineJSON]}, alerts)
+	})
 	return files, errors.Join(errs...)
 }
 
