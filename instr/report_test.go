@@ -158,17 +158,17 @@ func TestHistoryTravelsWithTheTurn(t *testing.T) {
 	} {
 		a := turns[i]
 		if a[semconv.TurnIndex].AsInt64() != want.index || a[players].AsInt64() != want.now {
-			t.Errorf("turn %d: index %v players %v", i+1, a[semconv.TurnIndex].Emit(), a[players].Emit())
+			t.Errorf("turn %d: index %v players %v", i+1, a[semconv.TurnIndex].String(), a[players].String())
 		}
 		if got := a[before].AsInt64Slice(); !equalInts(got, want.before) {
 			t.Errorf("turn %d: %s = %v, want %v", i+1, before, got, want.before)
 		}
 		if a[semconv.PoolResets].AsInt64() != want.resets {
-			t.Errorf("turn %d: resets %v", i+1, a[semconv.PoolResets].Emit())
+			t.Errorf("turn %d: resets %v", i+1, a[semconv.PoolResets].String())
 		}
 		prior, ok := a[semconv.PoolResetsBefore]
 		if want.prior < 0 && ok || want.prior >= 0 && (!ok || prior.AsInt64() != want.prior) {
-			t.Errorf("turn %d: %s = %v (present %v), want %d", i+1, semconv.PoolResetsBefore, prior.Emit(), ok, want.prior)
+			t.Errorf("turn %d: %s = %v (present %v), want %d", i+1, semconv.PoolResetsBefore, prior.String(), ok, want.prior)
 		}
 	}
 }

@@ -176,8 +176,21 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 		return arrayOf(v.AsStringSlice(), func(s string) *commonpb.AnyValue {
 			return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
 		})
+	case attribute.BYTESLICE:
+		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BytesValue{BytesValue: v.AsByteSlice()}}
+	case attribute.SLICE:
+		return arrayOf(v.AsSlice(), anyValue)
+	case attribute.MAP:
+		kvs := v.AsMap()
+		list := &commonpb.KeyValueList{Values: make([]*commonpb.KeyValue, len(kvs))}
+		for i, kv := range kvs {
+			list.Values[i] = &commonpb.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)}
+		}
+		return &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: list}}
+	case attribute.EMPTY:
+		return &commonpb.AnyValue{}
 	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.String()}}
 }
 
 func arrayOf[T any](vs []T, f func(T) *commonpb.AnyValue) *commonpb.AnyValue {
