@@ -35,6 +35,7 @@ func runCollector(ctx context.Context, args []string) int {
 	}
 	cmd := otelcol.NewCommand(distro.Settings(version, defaults...))
 	cmd.SetArgs(args)
+	cmd.SilenceErrors = true // reported once, below
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "percause collector: %v\n", err)
 		return 1

@@ -1,0 +1,204 @@
+package collectorconfig
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/testenv"
+)
+
+// agentFile is the one configuration here that this distribution cannot
+// validate: it is for the upstream contrib distribution, whose load-balancing
+// exporter cannot be built into percause (see agent.yaml's header).
+const agentFile = "agent.yaml"
+
+func TestEmbeddedIsLocalYAML(t *testing.T) {
+	b, err := os.ReadFile("local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, Local) {
+		t.Fatal("Local differs from local.yaml")
+	}
+}
+
+// TestValidate runs `percause collector validate --config FILE` on every
+// configuration in this folder except agent.yaml, and on the embedded
+// default (no --config).
+func TestValidate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	bin := testenv.PercauseBin(t)
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "PERCAUSE_OTLP_TOKEN=test-token"
+	type run struct {
+		name string
+		args []string
+		env  []string
+		fail string // a substring of the expected error; "" means it must pass
+	}
+	var runs []run
+	for _, f := range files {
+		if f == agentFile {
+			continue
+		}
+		runs = append(runs, run{name: f, args: []string{"--config", f}, env: []string{token}})
+	}
+	runs = append(runs,
+		run{name: "embedded default", args: nil},
+		run{name: "compose.yaml with remote write", args: []string{"--config", "compose.yaml"},
+			env: []string{token, "PERCAUSE_METRICS_EXPORTERS=[prometheus, prometheusremotewrite]"}},
+		// The checks are real: a compose collector without its token fails.
+		run{name: "compose.yaml without a token", args: []string{"--config", "compose.yaml"}, fail: "no bearer token"},
+		run{name: "local.yaml with a bad verdict wait", args: []string{"--config", "local.yaml"},
+			env: []string{"PERCAUSE_VERDICT_WAIT=0s"}, fail: "wait must be positive"},
+	)
+	if len(runs) < 6 {
+		t.Fatalf("found only %v", files)
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"collector", "validate"}, r.args...)...)
+			cmd.Env = append(os.Environ(), r.env...)
+			out, err := cmd.CombinedOutput()
+			switch {
+			case r.fail == "" && err != nil:
+				t.Fatalf("validate: %v\n%s", err, out)
+			case r.fail != "" && err == nil:
+				t.Fatalf("validate passed, want an error with %q", r.fail)
+			case r.fail != "" && !strings.Contains(string(out), r.fail):
+				t.Fatalf("validate failed with\n%s\nwant %q", out, r.fail)
+			}
+		})
+	}
+}
+
+// envDefault replaces ${env:NAME:-default} by its default, and ${env:NAME}
+// by an empty string, as the collector does with an empty environment.
+var envRE = regexp.MustCompile(`\$\{env:[A-Z_]+(?::-([^}]*))?\}`)
+
+func load(t *testing.T, file string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = envRE.ReplaceAllFunc(b, func(m []byte) []byte { return envRE.ReplaceAll(m, []byte("$1")) })
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return cfg
+}
+
+func get(t *testing.T, m any, path ...string) any {
+	t.Helper()
+	for _, p := range path {
+		mm, ok := m.(map[string]any)
+		if !ok {
+			t.Fatalf("%v: %s is not a map", path, p)
+		}
+		m = mm[p]
+	}
+	return m
+}
+
+// TestLocalListensOnLoopback: every listener of the embedded default is on
+// 127.0.0.1 unless the environment says otherwise.
+func TestLocalListensOnLoopback(t *testing.T) {
+	cfg := load(t, "local.yaml")
+	endpoints := map[string]any{
+		"otlp http":    get(t, cfg, "receivers", "otlp", "protocols", "http", "endpoint"),
+		"prometheus":   get(t, cfg, "exporters", "prometheus", "endpoint"),
+		"health_check": get(t, cfg, "extensions", "health_check", "endpoint"),
+	}
+	for name, ep := range endpoints {
+		if s, _ := ep.(string); !strings.HasPrefix(s, "127.0.0.1:") {
+			t.Errorf("%s listens on %v, want 127.0.0.1", name, ep)
+		}
+	}
+	if g := get(t, cfg, "receivers", "otlp", "protocols", "grpc"); g != nil {
+		t.Errorf("local.yaml opens OTLP/gRPC too: %v", g)
+	}
+	readers := get(t, cfg, "service", "telemetry", "metrics", "readers").([]any)
+	for _, r := range readers {
+		if h := get(t, r, "pull", "exporter", "prometheus", "host"); h != "127.0.0.1" {
+			t.Errorf("collector telemetry on %v, want 127.0.0.1", h)
+		}
+	}
+}
+
+// TestCountMetricNames: every configuration counting verdicts produces the two
+// fixed Prometheus names the dashboards and alerts depend on, labelled by
+// cause and link.
+func TestCountMetricNames(t *testing.T) {
+	promName := func(otel string) string { return strings.ReplaceAll(otel, ".", "_") + "_total" }
+	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml"} {
+		cfg := load(t, f)
+		check := func(kind, want, event string) {
+			m := get(t, cfg, "connectors", "count", kind).(map[string]any)
+			if len(m) != 1 {
+				t.Fatalf("%s: count %s has %d metrics", f, kind, len(m))
+			}
+			for name, info := range m {
+				if promName(name) != want {
+					t.Errorf("%s: %s becomes %s on Prometheus, want %s", f, name, promName(name), want)
+				}
+				conds := get(t, info, "conditions").([]any)
+				if len(conds) != 1 || conds[0] != `name == "`+event+`"` {
+					t.Errorf("%s: %s counts %v, want %s", f, name, conds, event)
+				}
+				var keys []string
+				for _, a := range get(t, info, "attributes").([]any) {
+					keys = append(keys, get(t, a, "key").(string))
+				}
+				if strings.Join(keys, ",") != semconv.VerdictCause+","+semconv.NetworkConnectionType {
+					t.Errorf("%s: %s labelled by %v", f, name, keys)
+				}
+			}
+		}
+		check("spans", semconv.PromTurnsTotal, semconv.SpanVerdict)
+		check("spanevents", semconv.PromImplicatedTotal, semconv.EventImplicated)
+	}
+}
+
+// TestAgentRoutesByTraceID: the agent sends all spans of a trace to one
+// gateway, on the port the gateway listens on.
+func TestAgentRoutesByTraceID(t *testing.T) {
+	agent, gateway := load(t, agentFile), load(t, "gateway.yaml")
+	if k := get(t, agent, "exporters", "loadbalancing/traces", "routing_key"); k != "traceID" {
+		t.Fatalf("traces routed by %v, want traceID", k)
+	}
+	exps := get(t, agent, "service", "pipelines", "traces", "exporters").([]any)
+	if len(exps) != 1 || exps[0] != "loadbalancing/traces" {
+		t.Fatalf("agent traces go to %v", exps)
+	}
+	port := get(t, agent, "exporters", "loadbalancing/traces", "resolver", "dns", "port")
+	ep := get(t, gateway, "receivers", "otlp", "protocols", "grpc", "endpoint").(string)
+	if !strings.HasSuffix(ep, ":"+toString(port)) {
+		t.Fatalf("agent sends to port %v, gateway listens on %s", port, ep)
+	}
+	procs := get(t, gateway, "service", "pipelines", "traces", "processors").([]any)
+	found := false
+	for _, p := range procs {
+		found = found || p == "verdict"
+	}
+	if !found {
+		t.Fatalf("gateway traces pipeline lacks the verdict processor: %v", procs)
+	}
+}
+
+func toString(v any) string { return fmt.Sprint(v) }
