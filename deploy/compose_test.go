@@ -16,9 +16,9 @@ import (
 	"github.com/percause/percause/internal/testenv"
 )
 
-// testEnv is the environment a person sets before `docker compose up`; the
-// password is the only required variable.
-var testEnv = []string{"GRAFANA_ADMIN_PASSWORD=test-only-password"}
+// testEnv is the environment a person sets before `docker compose up`: the
+// two required variables.
+var testEnv = []string{"GRAFANA_ADMIN_PASSWORD=test-only-password", "PERCAUSE_OTLP_TOKEN=test-only-token"}
 
 func loadCompose(t *testing.T, env []string) (*types.Project, error) {
 	t.Helper()
@@ -171,8 +171,15 @@ func TestComposeGrafanaSecurity(t *testing.T) {
 	if v := g.Environment["GF_SECURITY_ADMIN_PASSWORD"]; v == nil || *v != "test-only-password" {
 		t.Errorf("admin password is not taken from GRAFANA_ADMIN_PASSWORD: %v", v)
 	}
-	if _, err := loadCompose(t, nil); err == nil || !strings.Contains(err.Error(), "GRAFANA_ADMIN_PASSWORD") {
+	if _, err := loadCompose(t, testEnv[1:]); err == nil || !strings.Contains(err.Error(), "GRAFANA_ADMIN_PASSWORD") {
 		t.Errorf("compose loads without GRAFANA_ADMIN_PASSWORD (err %v); it must refuse", err)
+	}
+	c, _ := p.GetService("collector")
+	if v := c.Environment["PERCAUSE_OTLP_TOKEN"]; v == nil || *v != "test-only-token" {
+		t.Errorf("the collector's OTLP token is not taken from PERCAUSE_OTLP_TOKEN: %v", v)
+	}
+	if _, err := loadCompose(t, testEnv[:1]); err == nil || !strings.Contains(err.Error(), "PERCAUSE_OTLP_TOKEN") {
+		t.Errorf("compose loads without PERCAUSE_OTLP_TOKEN (err %v); it must refuse", err)
 	}
 }
 
