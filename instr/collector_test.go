@@ -1,0 +1,164 @@
+package instr
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/testenv"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// TestRealCollectorDecidesTheTurns exports a phone and an engine through the
+// real `percause collector` (embedded default config) and reads back what the
+// collector made of them: a verdict per turn in its verdict file, and the SDK's
+// metrics with the verdict counters on its Prometheus endpoint.
+func TestRealCollectorDecidesTheTurns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the percause collector")
+	}
+	col := testenv.StartCollector(t, testenv.WithCollectorEnv(testenv.EnvVerdictWait, "500ms"))
+	dir := t.TempDir()
+	const scale = 20 // a lab run: 50 ms of wall time reads as a person-second
+	opts := []Option{WithEndpoint(col.OTLPURL), WithFlushInterval(50 * time.Millisecond), WithTimeScale(scale)}
+	phone, err := Setup(context.Background(), append(opts, WithServiceName(semconv.ServicePhone),
+		WithInstallationID(testInstallation), WithSpoolDir(filepath.Join(dir, "phone")))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := Setup(context.Background(), append(opts, WithServiceName(semconv.ServiceEngine),
+		WithSpoolDir(filepath.Join(dir, "engine")))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Turn 1: the take was made slower than real time (need well above the
+	// unit's 0.5 s cushion): synthesis. Turn 2: the take was ready at once
+	// (need 0) and the unit still underran: network.
+	want := map[string]string{}
+	for _, tc := range []struct {
+		slow  bool
+		cause string
+	}{{true, semconv.CauseSynthesis}, {false, semconv.CauseNetwork}} {
+		ctx, turn := phone.StartTurn(context.Background())
+		_ = turn.SetLink(semconv.LinkWifi, "")
+		_ = turn.SetPoolResets(0)
+		_, take := engine.StartTake(Extract(context.Background(), headerOf(ctx)), "t1")
+		_ = take.FirstByte()
+		if tc.slow {
+			time.Sleep(100 * time.Millisecond) // 2 person-seconds with 0.5 s of audio made
+			_ = take.Progress(0.5)
+		}
+		if err := take.End(6); err != nil {
+			t.Fatal(err)
+		}
+		if err := turn.Unit(Unit{Index: 1, TakeID: "t1", Underruns: 2, Silent: 1.4, Longest: 0.9, Cushion: 0.5}); err != nil {
+			t.Fatal(err)
+		}
+		if err := turn.End(); err != nil {
+			t.Fatal(err)
+		}
+		want[turn.TraceID()] = tc.cause
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, s := range []*SDK{engine, phone} {
+		if err := s.ForceFlush(ctx); err != nil {
+			t.Fatalf("flush to the collector: %v", err)
+		}
+	}
+
+	got := map[string]string{}
+	testenv.WaitFor(t, 30*time.Second, "a verdict for every turn", func() bool {
+		for id, cause := range readVerdicts(t, col.VerdictFile) {
+			got[id] = cause
+		}
+		for id := range want {
+			if got[id] == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for id, cause := range want {
+		if got[id] != cause {
+			t.Errorf("turn %s: verdict %q, want %q", id, got[id], cause)
+		}
+	}
+
+	// The phone's metrics and the verdict counters on the Prometheus endpoint.
+	var page string
+	testenv.WaitFor(t, 30*time.Second, "metrics on the Prometheus endpoint", func() bool {
+		page = scrape(col.PromURL)
+		return strings.Contains(page, semconv.PromTurnsTotal) && strings.Contains(page, "pippa_voice_underruns_total")
+	})
+	for _, wantLine := range []string{`percause_cause="synthesis"`, `percause_cause="network"`,
+		`app_installation_id="` + testInstallation + `"`, "pippa_live_objects", "pippa_tts_take_need_seconds_bucket"} {
+		if !strings.Contains(page, wantLine) {
+			t.Errorf("Prometheus endpoint lacks %s", wantLine)
+		}
+	}
+	for _, s := range []*SDK{engine, phone} {
+		_ = s.Shutdown(ctx)
+	}
+}
+
+func headerOf(ctx context.Context) http.Header {
+	h := http.Header{}
+	Inject(ctx, h)
+	return h
+}
+
+// readVerdicts returns trace ID -> percause.cause from the collector's
+// verdict file (OTLP JSON, one request per line).
+func readVerdicts(t *testing.T, path string) map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return out
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var u ptrace.JSONUnmarshaler
+	for sc.Scan() {
+		td, err := u.UnmarshalTraces(sc.Bytes())
+		if err != nil {
+			continue // a line still being written
+		}
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			sss := rss.At(i).ScopeSpans()
+			for j := range sss.Len() {
+				spans := sss.At(j).Spans()
+				for k := range spans.Len() {
+					s := spans.At(k)
+					if s.Name() != semconv.SpanVerdict {
+						continue
+					}
+					if v, ok := s.Attributes().Get(semconv.VerdictCause); ok {
+						out[s.TraceID().String()] = v.Str()
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func scrape(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
