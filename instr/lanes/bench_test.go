@@ -27,8 +27,13 @@ func benchServer(b *testing.B) *httptest.Server {
 	return srv
 }
 
+// plainClient is what an app would otherwise use: net/http's default
+// transport (idle timeout and all), limited to six connections per host.
 func plainClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{MaxConnsPerHost: DefaultConnsPerHost, MaxIdleConnsPerHost: DefaultConnsPerHost}}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost = DefaultConnsPerHost
+	t.MaxIdleConnsPerHost = DefaultConnsPerHost
+	return &http.Client{Transport: t}
 }
 
 // sdkClient records through the OpenTelemetry SDK with a synchronous span
@@ -107,8 +112,8 @@ func BenchmarkOverheadRatio(b *testing.B) {
 		c    func(*testing.B) *Client
 	}{{"noop", noopClient}, {"sdk", sdkClient}} {
 		b.Run(tc.name, func(b *testing.B) {
-			hc := plainClient()
 			c := tc.c(b)
+			hc := plainClient()
 			do := func(r *http.Request) (*http.Response, error) { return c.Do(r, KindCheck) }
 			var plain, lanes time.Duration
 			timed := func(f func(*http.Request) (*http.Response, error)) time.Duration {
