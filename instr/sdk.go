@@ -146,7 +146,10 @@ func (s *SDK) openExport() (otlp.Sink, error) {
 		}
 		s.tempSpool = dir
 	}
-	sopts := []spool.Option{spool.WithLimit(s.cfg.spoolLimit), spool.WithLogger(s.logger)}
+	// Metrics are cumulative: while offline, the newest collection of this
+	// launch is all that needs to wait, which leaves the room to the turns.
+	sopts := []spool.Option{spool.WithLimit(s.cfg.spoolLimit), spool.WithLogger(s.logger),
+		spool.WithLatestOnly(string(otlp.SignalMetrics))}
 	if s.cfg.busy != nil {
 		sopts = append(sopts, spool.WithBusy(s.cfg.busy))
 	}

@@ -13,6 +13,8 @@
 //   - Files are named by a sequence number, so the oldest is sent first and,
 //     after a relaunch, what was left is resent in order.
 //   - The size bound drops the oldest batches first and counts them.
+//   - A latest-only kind (WithLatestOnly; the SDK uses it for cumulative
+//     metrics) keeps only this launch's newest unsent batch of that kind.
 //   - Sending runs on a goroutine of its own: Put never waits for the network.
 //     While the app says its voice lane is busy (WithBusy), sending waits,
 //     unless the spool is near full.

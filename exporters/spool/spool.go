@@ -59,6 +59,7 @@ type Stats struct {
 	Rejected    uint64 // batches the collector refused permanently
 	Failures    uint64 // failed send attempts (retried later)
 	Deferred    uint64 // times sending waited because the voice lane was busy
+	Superseded  uint64 // batches replaced by a newer one of a latest-only kind (not lost data)
 }
 
 type entry struct {
@@ -67,6 +68,7 @@ type entry struct {
 	name  string
 	size  int64
 	inFly bool
+	mine  bool // written by this Spool (this launch), not left by an earlier one
 }
 
 // Spool is a bounded disk spool with a sending goroutine.
@@ -100,6 +102,7 @@ type config struct {
 	maxBackoff  time.Duration
 	busyPoll    time.Duration
 	sendTimeout time.Duration
+	latestOnly  map[string]bool
 }
 
 // Option configures a Spool.
@@ -126,6 +129,21 @@ func WithBackoff(min, max time.Duration) Option {
 
 // WithBusyPoll sets how often a deferred spool rechecks the busy signal.
 func WithBusyPoll(d time.Duration) Option { return func(c *config) { c.busyPoll = d } }
+
+// WithLatestOnly makes each new batch of kind replace the unsent batches of
+// that kind written by this Spool (batches an earlier launch left are kept).
+// It is for cumulative metrics: the newest collection holds every count
+// since the launch, so while offline the spool keeps one of them instead of
+// one per interval, and turns keep the room. Replaced batches are counted as
+// superseded, not dropped.
+func WithLatestOnly(kind string) Option {
+	return func(c *config) {
+		if c.latestOnly == nil {
+			c.latestOnly = map[string]bool{}
+		}
+		c.latestOnly[kind] = true
+	}
+}
 
 // WithSendTimeout bounds one send (default DefaultSendTimeout).
 func WithSendTimeout(d time.Duration) Option { return func(c *config) { c.sendTimeout = d } }
@@ -257,7 +275,10 @@ func (s *Spool) Put(kind string, payload []byte) error {
 		return fmt.Errorf("spool: write %s: %w", name, err)
 	}
 	s.mu.Lock()
-	s.entries = append(s.entries, &entry{seq: seq, kind: kind, name: name, size: size})
+	if s.cfg.latestOnly[kind] {
+		s.supersedeLocked(kind)
+	}
+	s.entries = append(s.entries, &entry{seq: seq, kind: kind, name: name, size: size, mine: true})
 	s.bytes += size
 	s.stats.Spooled++
 	s.enforceLimitLocked()
@@ -265,6 +286,25 @@ func (s *Spool) Put(kind string, payload []byte) error {
 	s.mu.Unlock()
 	s.poke()
 	return nil
+}
+
+// supersedeLocked removes this launch's unsent batches of kind (never one
+// being sent).
+func (s *Spool) supersedeLocked(kind string) {
+	kept := s.entries[:0]
+	for _, e := range s.entries {
+		if e.mine && e.kind == kind && !e.inFly {
+			_ = os.Remove(filepath.Join(s.dir, e.name))
+			s.bytes -= e.size
+			s.stats.Superseded++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	for i := len(kept); i < len(s.entries); i++ {
+		s.entries[i] = nil
+	}
+	s.entries = kept
 }
 
 // enforceLimitLocked drops the oldest batches not in flight until the spool

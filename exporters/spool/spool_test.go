@@ -351,3 +351,37 @@ func FuzzParseName(f *testing.F) {
 		}
 	})
 }
+
+func TestLatestOnlyKeepsTheNewestOfThisLaunch(t *testing.T) {
+	dir := t.TempDir()
+	c := &collector{}
+	c.down.Store(true)
+	s, err := Open(dir, c.send, fastOpts(WithLatestOnly("metrics"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Put("metrics", []byte("launch1-a"))
+	_ = s.Put("traces", []byte("turn1"))
+	_ = s.Put("metrics", []byte("launch1-b"))
+	s.Close()
+	// A relaunch keeps what the earlier launch left and supersedes only its own.
+	s2, err := Open(dir, c.send, fastOpts(WithLatestOnly("metrics"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	_ = s2.Put("metrics", []byte("launch2-a"))
+	_ = s2.Put("traces", []byte("turn2"))
+	_ = s2.Put("metrics", []byte("launch2-b"))
+	c.down.Store(false)
+	flush(t, s2)
+	got := strings.Join(c.delivered(), " ")
+	// launch1-a may have been in flight (and so kept) when launch1-b came.
+	got = strings.Replace(got, "metrics:launch1-a ", "", 1)
+	if want := "traces:turn1 metrics:launch1-b traces:turn2 metrics:launch2-b"; got != want {
+		t.Errorf("delivered %q, want %q", got, want)
+	}
+	if st := s2.Stats(); st.Superseded != 1 || st.Dropped != 0 {
+		t.Errorf("stats %+v, want 1 superseded in this launch, none dropped", st)
+	}
+}
