@@ -213,3 +213,55 @@ func TestCallerCancelDoesNotHeal(t *testing.T) {
 		t.Fatalf("%d resets from the caller's own cancellations", c.Resets())
 	}
 }
+
+// TestLineStreamReportsStallAndLoss: the turn's line stream ends with
+// ErrStalled when the engine goes silent past its idle limit and with an
+// error (outcome lost) when its connection breaks; both are recorded, and
+// the stream lane, having no pool, never resets.
+func TestLineStreamReportsStallAndLoss(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/silent", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "first words\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("/broken", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "first words\n")
+		w.(http.Flusher).Flush()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	})
+	srv, _ := newFreezingServer(t, mux)
+	hooks := &hookLog{}
+	c, err := New(WithTimeScale(testScale*6), WithCallHook(hooks.add)) // 60 s idle in 1 s
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	read := func(path string) error {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		ls, err := c.Stream(req)
+		if err != nil {
+			return err
+		}
+		defer ls.Close()
+		for {
+			if _, err := ls.Next(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := read("/silent"); !errors.Is(err, ErrStalled) {
+		t.Errorf("silent stream: %v, want ErrStalled", err)
+	}
+	if err := read("/broken"); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("broken stream: %v, want an error", err)
+	}
+	if hooks.outcomes(KindLines, semconv.CallOutcomeStalled) != 1 || hooks.outcomes(KindLines, semconv.CallOutcomeLost) != 1 {
+		t.Errorf("outcomes %+v, want one stalled and one lost line stream", hooks.calls)
+	}
+	if c.Resets() != 0 {
+		t.Errorf("%d resets from the stream lane, want 0", c.Resets())
+	}
+}
