@@ -36,6 +36,7 @@ func kindIndex(kind string) int {
 type Live struct {
 	counts   [numKinds]atomic.Int64
 	rejected atomic.Int64
+	onReject func() // counts the refusal in percause.sdk.rejected
 }
 
 // Add changes kind's count by delta. kind must be one of semconv.LiveKinds;
@@ -45,6 +46,9 @@ func (l *Live) Add(kind string, delta int) error {
 	i := kindIndex(kind)
 	if i < 0 {
 		l.rejected.Add(1)
+		if l.onReject != nil {
+			l.onReject()
+		}
 		return &InputError{"Live.Add", "kind", kind, "not one of semconv.LiveKinds"}
 	}
 	l.counts[i].Add(int64(delta))

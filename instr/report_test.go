@@ -12,6 +12,7 @@ import (
 	"github.com/percause/percause/instr/semconv"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -353,3 +354,36 @@ func FuzzTurnUnit(f *testing.F) {
 }
 
 var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
+
+func TestRefusalsAreCounted(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	sdk, _, _ := memSDK(t, WithMetricReader(reader))
+	_, turn := sdk.StartTurn(context.Background())
+	_ = turn.Unit(Unit{Gap: -1})
+	_ = turn.Unit(Unit{Silent: math.NaN()})
+	_ = sdk.Live().Add("sockets", 1)
+	_ = turn.End()
+	_ = turn.End()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != semconv.MetricSDKRejected {
+				continue
+			}
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				v, _ := p.Attributes.Value(semconv.SDKCall)
+				got[v.AsString()] = p.Value
+			}
+		}
+	}
+	want := map[string]int64{"Turn.Unit": 2, "Live.Add": 1, "Turn.End": 1}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s{%s=%s} = %d, want %d (all: %v)", semconv.MetricSDKRejected, semconv.SDKCall, k, got[k], v, got)
+		}
+	}
+}

@@ -123,6 +123,7 @@ func Setup(ctx context.Context, opts ...Option) (*SDK, error) {
 		return nil, fmt.Errorf("instr: instruments: %w", err)
 	}
 	s.inst = inst
+	s.live.onReject = func() { inst.reject("Live.Add") }
 	otel.SetTextMapPropagator(propagator)
 	return s, nil
 }
