@@ -79,17 +79,14 @@ func (cl *call) onGotConn(httptrace.GotConnInfo) {
 	}
 }
 
-func (l *Lane) do(req *http.Request, kind Kind, pol Policy, fresh bool) (*http.Response, error) {
+func (l *Lane) do(req *http.Request, kind Kind, pol Policy) (*http.Response, error) {
 	c := l.c
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	s := l.acquire(fresh)
+	s := l.acquire()
 	cl := &call{lane: l, sess: s, kind: kind, pol: pol, seq: s.seq.Add(1), start: time.Now(), parent: req.Context()}
 	opts := l.spanOpts[kind]
-	if fresh && !l.fresh {
-		opts = l.freshOpts[kind]
-	}
 	if opts == nil { // a kind added after the lane was built cannot happen; keep the call traced anyway
 		opts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	}

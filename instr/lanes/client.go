@@ -41,6 +41,7 @@ type Client struct {
 	inFlight metric.Int64UpDownCounter
 
 	control, bulk, stream *Lane
+	fresh                 *Lane   // probes on a connection of their own, outside every pool
 	lanes                 []*Lane // distinct lanes, in a fixed order
 
 	lastHeard   atomic.Int64 // unix nanoseconds of the last byte from the engine
@@ -83,6 +84,8 @@ func New(opts ...Option) (*Client, error) {
 		c.stream = newLane(c, semconv.LaneStream, true)
 		c.lanes = []*Lane{c.control, c.bulk, c.stream}
 	}
+	c.fresh = newLane(c, semconv.LaneFresh, true)
+	c.lanes = append(c.lanes, c.fresh)
 	return c, nil
 }
 
@@ -96,7 +99,8 @@ func (c *Client) Bulk() *Lane { return c.bulk }
 func (c *Client) StreamLane() *Lane { return c.stream }
 
 // Lane returns the lane named name (semconv.LaneControl, LaneBulk,
-// LaneStream; with WithSharedPool every name returns the shared lane).
+// LaneStream, LaneFresh; with WithSharedPool the first three return the
+// shared lane).
 func (c *Client) Lane(name string) (*Lane, error) {
 	switch name {
 	case semconv.LaneControl:
@@ -105,6 +109,8 @@ func (c *Client) Lane(name string) (*Lane, error) {
 		return c.bulk, nil
 	case semconv.LaneStream:
 		return c.stream, nil
+	case semconv.LaneFresh:
+		return c.fresh, nil
 	case semconv.LaneShared:
 		if c.cfg.shared {
 			return c.control, nil
@@ -129,7 +135,7 @@ func (c *Client) Do(req *http.Request, kind Kind) (*http.Response, error) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownKind, kind)
 	}
 	l, _ := c.Lane(pol.Lane)
-	return l.do(req, kind, pol, l.fresh)
+	return l.do(req, kind, pol)
 }
 
 // Fetch sends req like Do and reads the whole reply (at most limit bytes; a

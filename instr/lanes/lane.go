@@ -30,7 +30,6 @@ type Lane struct {
 
 	metricOpts []metric.AddOption
 	spanOpts   map[Kind][]trace.SpanStartOption
-	freshOpts  map[Kind][]trace.SpanStartOption
 
 	mu         sync.Mutex
 	cur        *session
@@ -77,17 +76,12 @@ func newLane(c *Client, name string, fresh bool) *Lane {
 		fresh:      fresh,
 		calls:      make(map[*call]struct{}),
 		spanOpts:   make(map[Kind][]trace.SpanStartOption),
-		freshOpts:  make(map[Kind][]trace.SpanStartOption),
 		metricOpts: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(semconv.Lane, name)))},
 	}
 	for k := range c.cfg.policies {
 		l.spanOpts[k] = []trace.SpanStartOption{
 			trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(attribute.String(semconv.Lane, name), attribute.String(semconv.CallKind, string(k)), attribute.Bool(semconv.CallFresh, fresh)),
-		}
-		l.freshOpts[k] = []trace.SpanStartOption{
-			trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String(semconv.Lane, name), attribute.String(semconv.CallKind, string(k)), attribute.Bool(semconv.CallFresh, true)),
 		}
 	}
 	if !fresh {
@@ -127,12 +121,12 @@ func (l *Lane) Do(req *http.Request, kind Kind) (*http.Response, error) {
 	if !ok {
 		return nil, errUnknown(kind)
 	}
-	return l.do(req, kind, pol, l.fresh)
+	return l.do(req, kind, pol)
 }
 
 // acquire returns the session a new call rides and counts the call in it.
-func (l *Lane) acquire(fresh bool) *session {
-	if fresh {
+func (l *Lane) acquire() *session {
+	if l.fresh {
 		return &session{tr: l.c.newTransport(true), fresh: true}
 	}
 	l.mu.Lock()
@@ -206,7 +200,7 @@ type Reset struct {
 // report feeds a call's outcome to the heal. It returns the reset it caused,
 // if any.
 func (l *Lane) report(cl *call, outcome string) (Reset, bool) {
-	if l.fresh || cl.sess.fresh {
+	if l.fresh {
 		return Reset{}, false
 	}
 	failure := outcome == semconv.CallOutcomeTimeout || outcome == semconv.CallOutcomeStalled || outcome == semconv.CallOutcomeLost

@@ -23,7 +23,7 @@ func (c *Client) FreshProbe(ctx context.Context, url string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("lanes: fresh probe: %w", err)
 	}
-	resp, err := c.control.do(req, KindRTT, c.cfg.policies[KindRTT], true)
+	resp, err := c.fresh.do(req, KindRTT, c.cfg.policies[KindRTT])
 	if err != nil {
 		return 0, err
 	}

@@ -99,7 +99,7 @@ func (c *Client) Responsiveness(ctx context.Context, url string) (Responsiveness
 		loaded, frsh time.Duration
 		errL, errF   error
 	)
-	measure := func(fresh bool, out *time.Duration, errOut *error) {
+	measure := func(l *Lane, out *time.Duration, errOut *error) {
 		defer wg.Done()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -107,7 +107,7 @@ func (c *Client) Responsiveness(ctx context.Context, url string) (Responsiveness
 			return
 		}
 		start := time.Now()
-		resp, err := c.control.do(req, KindRTT, pol, fresh)
+		resp, err := l.do(req, KindRTT, pol)
 		if err != nil {
 			*errOut = err
 			return
@@ -117,8 +117,8 @@ func (c *Client) Responsiveness(ctx context.Context, url string) (Responsiveness
 		*out, *errOut = c.cfg.person(time.Since(start)), err
 	}
 	wg.Add(2)
-	go measure(false, &loaded, &errL)
-	go measure(true, &frsh, &errF)
+	go measure(c.control, &loaded, &errL)
+	go measure(c.fresh, &frsh, &errF)
 	wg.Wait()
 	if err := errors.Join(errL, errF); err != nil {
 		return Responsiveness{Loaded: loaded.Seconds(), Fresh: frsh.Seconds()}, fmt.Errorf("lanes: responsiveness: %w", err)
