@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/poolsim"
 )
 
 // engine is a healthy engine on loopback, its timings in person-time.
@@ -210,6 +211,9 @@ func TestBurstStarvesOneSharedPool(t *testing.T) {
 		t.Errorf("no waiting call was visible during the burst")
 	}
 	t.Logf("one shared pool: %d checks, %d missed, longest not sent %.1f s; e.g. %q", r.checks, r.missed, r.notSent, first(r.waits))
+	if m, err := poolsim.Run(poolsim.Case{WordsUntil: -1}); err == nil {
+		t.Logf("the queueing model of the same case: %s", m.Row())
+	}
 }
 
 // TestBurstSplitLanes: with control and bulk split, the same burst never

@@ -36,6 +36,13 @@
 //     on its loaded connections and on a fresh connection, for
 //     Turn.SetRPM(loaded, fresh).
 //
+//   - The readings the status line needs (package instr/linkstatus):
+//     LastHeard (any byte from the engine on any lane, streamed words
+//     included) for the Reconnecting verdict, and LinkProbes (the failing
+//     lane's fill, the engine heard anywhere, its front's answer on a fresh
+//     connection) for the lost-link message, so a full lane reads as this
+//     device's congestion and never as the engine's absence.
+//
 // Times given to options are person-time; WithTimeScale runs them faster for
 // a lab and reports readings back in person-time.
 package lanes
