@@ -80,6 +80,7 @@ var knownEmpty = map[string]string{
 	"Send failures by exporter": "nothing fails to send in a healthy test pipeline",
 	"Evictions and drops":       "nothing is dropped in a healthy test pipeline",
 	"Spans refused":             "nothing is refused in a healthy test pipeline",
+	"Batches senders dropped":   "no sender drops a batch in a healthy test pipeline",
 }
 
 func TestEveryQueryAgainstARealPipeline(t *testing.T) {
@@ -253,6 +254,24 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 						r.scenario, c, got, implicatedAll[c], expr)
 				}
 			}
+		}
+	})
+
+	t.Run("the Bluetooth share shows the bluetooth scenario's turns", func(t *testing.T) {
+		inst := installationOf(runs, "bluetooth")
+		labelled, err := prom.Query(fmt.Sprintf(`%s{%s!=""}`, mTurns.prom(), lBluetooth))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(labelled) == 0 {
+			t.Skipf("%s carries no %s label yet (the SDK's turn counter); the panel reads 0", mTurns.prom(), lBluetooth)
+		}
+		res, err := prom.QueryRange(expandFor(bluetoothShareExpr(), inst), start, time.Now(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasPositive(res) {
+			t.Errorf("the bluetooth scenario shows no turn on a Bluetooth route")
 		}
 	})
 

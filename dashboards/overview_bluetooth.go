@@ -20,15 +20,20 @@ func bluetoothRouteChanges() cog.Builder[dashboard.Panel] {
 		WithTarget(promRange(sumGrowth(sel(mRouteChanges.prom(), phoneScope), stepWindow, lReason), "{{"+lReason+"}}"))
 }
 
-func bluetoothShare() cog.Builder[dashboard.Panel] {
+// bluetoothShareExpr is the share of the range's turns on a Bluetooth route.
+func bluetoothShareExpr() string {
 	turns := sel(mTurns.prom(), linkScope)
 	bt := sel(mTurns.prom(), with(linkScope, eq(lBluetooth, "true")))
+	return fmt.Sprintf("(%s or vector(0)) / %s", sumGrowth(bt, wholeRange), sumGrowth(turns, wholeRange))
+}
+
+func bluetoothShare() cog.Builder[dashboard.Panel] {
 	return statPanel("Turns on a Bluetooth route",
 		bluetoothRule+"The share of the range's turns whose output route was Bluetooth.",
 		"percentunit").
 		Span(thirdWidth).
 		Height(panelHeight).
-		WithTarget(promInstant(fmt.Sprintf("(%s or vector(0)) / %s", sumGrowth(bt, wholeRange), sumGrowth(turns, wholeRange)), "bluetooth"))
+		WithTarget(promInstant(bluetoothShareExpr(), "bluetooth"))
 }
 
 func bluetoothVerdicts() cog.Builder[dashboard.Panel] {

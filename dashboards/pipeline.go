@@ -6,6 +6,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/percause/percause/instr/semconv"
 )
 
 // The collector's own telemetry (its internal metrics endpoint, scraped as
@@ -72,6 +74,9 @@ func Pipeline() *dashboard.DashboardBuilder {
 								WithPanel(exporterSent()).
 								WithPanel(exporterFailed()).
 								WithPanel(exporterQueue()).
+								WithRow(dashboard.NewRowBuilder("Senders' spools")).
+								WithPanel(senderQueued()).
+								WithPanel(senderDropped()).
 								WithRow(dashboard.NewRowBuilder("Process")).
 								WithPanel(collectorMemory()).
 								WithPanel(collectorCPU())
@@ -170,4 +175,29 @@ func collectorMemory() cog.Builder[dashboard.Panel] {
 func collectorCPU() cog.Builder[dashboard.Panel] {
 	return timeseriesPanel("Collector CPU", "CPU seconds per second the collector used.", "percentunit").
 		WithTarget(promRange(rateBy(colCPUSeconds), "cpu"))
+}
+
+// The senders' side (instr's export self-telemetry): batches waiting on a
+// phone's or the engine's disk, and batches lost. A phone offline for a day
+// shows here as a queue that drains when it is back.
+var (
+	mExporterQueued  = instrument{semconv.MetricExporterQueued, semconv.UnitBatches, kindGauge}
+	mExporterDropped = instrument{semconv.MetricExporterDropped, semconv.UnitBatches, kindCounter}
+	lExporterReason  = label(semconv.ExporterReason)
+)
+
+func senderQueued() cog.Builder[dashboard.Panel] {
+	return timeseriesPanel("Batches waiting in senders' spools",
+		"Export batches on a phone's or the engine's disk, not yet accepted by the collector, per service and launch: "+
+			"recording never waits on the network, the spool does.",
+		"short").
+		WithTarget(promRange("max"+by(lService, lLaunch)+" ("+mExporterQueued.prom()+")", "{{"+lService+"}} {{"+lLaunch+"}}"))
+}
+
+func senderDropped() cog.Builder[dashboard.Panel] {
+	return barsPanel("Batches senders dropped",
+		"Export batches a sender lost, by reason: full (the spool's bound dropped the oldest), torn (a corrupt file skipped), "+
+			"rejected (the collector refused it permanently).",
+		"short").
+		WithTarget(promRange(sumGrowth(mExporterDropped.prom(), stepWindow, lService, lExporterReason), "{{"+lService+"}} {{"+lExporterReason+"}}"))
 }
