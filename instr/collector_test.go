@@ -106,6 +106,30 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 			t.Errorf("Prometheus endpoint lacks %s", wantLine)
 		}
 	}
+	// docs/semconv.md's Prometheus column is what the collector really serves.
+	recorded := map[string]bool{semconv.MetricUnderruns: true, semconv.MetricSilence: true, semconv.MetricUnitLead: true,
+		semconv.MetricCushion: true, semconv.MetricTurns: true, semconv.MetricNotSent: true, semconv.MetricTakeFirstByte: true,
+		semconv.MetricTakeNeed: true, semconv.MetricTakeRate: true, semconv.MetricTakeBeside: true, semconv.MetricLiveObjects: true,
+		semconv.MetricExporterQueued: true, semconv.MetricExporterQueuedBytes: true, semconv.MetricExporterSent: true}
+	for _, n := range semconv.Registry {
+		if n.Kind != semconv.KindMetric || !recorded[n.Name] {
+			continue
+		}
+		name := semconv.PromName(n)
+		if n.Type == "histogram" {
+			name += "_bucket"
+		}
+		if !strings.Contains(page, "\n"+name+"{") {
+			t.Errorf("%s: documented as %s, not on the Prometheus endpoint", n.Name, name)
+		}
+	}
+	if t.Failed() {
+		for _, l := range strings.Split(page, "\n") {
+			if strings.HasPrefix(l, "# TYPE") {
+				t.Log(l)
+			}
+		}
+	}
 	for _, s := range []*SDK{engine, phone} {
 		_ = s.Shutdown(ctx)
 	}

@@ -61,17 +61,16 @@ func Markdown() []byte {
 
 // PromName is the Prometheus name a metric gets from the collector's
 // Prometheus exporter: dots become underscores, a curly unit is dropped, s and
-// By become _seconds and _bytes, counters end in _total.
+// By become _seconds and _bytes (unless the name already ends so), unit 1 adds
+// nothing, counters end in _total.
 func PromName(n Name) string {
 	if strings.Contains(n.Name, "_total") || !strings.Contains(n.Name, ".") {
 		return n.Name
 	}
 	s := strings.ReplaceAll(n.Name, ".", "_")
-	switch n.Unit {
-	case UnitSeconds:
-		s += "_seconds"
-	case UnitBytes:
-		s += "_bytes"
+	suffix := map[string]string{UnitSeconds: "_seconds", UnitBytes: "_bytes"}[n.Unit]
+	if !strings.HasSuffix(s, suffix) { // the exporter does not repeat a unit the name already ends in
+		s += suffix
 	}
 	if n.Type == "counter" {
 		s += "_total"
