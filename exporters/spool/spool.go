@@ -442,19 +442,22 @@ func (s *Spool) shouldDefer() bool {
 	return s.cfg.busy()
 }
 
-// finish removes e from the index (and its file) after a final outcome.
+// finish removes e's file and its index entry after a final outcome and
+// counts it (count may be nil: the file was already gone).
 func (s *Spool) finish(e *entry, count *uint64) {
 	_ = os.Remove(filepath.Join(s.dir, e.name))
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i, x := range s.entries {
 		if x == e {
 			s.removeLocked(i)
 			break
 		}
 	}
-	*count++
+	if count != nil {
+		*count++
+	}
 	s.notifyLocked()
-	s.mu.Unlock()
 }
 
 func (s *Spool) release(e *entry) {
@@ -508,22 +511,11 @@ func (s *Spool) run(ctx context.Context) {
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				// Dropped by the size bound or removed by hand meanwhile.
-				s.mu.Lock()
-				for i, x := range s.entries {
-					if x == e {
-						s.removeLocked(i)
-						break
-					}
-				}
-				s.notifyLocked()
-				s.mu.Unlock()
+				s.finish(e, nil) // removed by hand meanwhile
 				continue
 			}
 			s.cfg.logger.Warn("spool: skipping a torn or corrupt batch", "file", e.name, "reason", err.Error())
-			s.mu.Lock()
-			s.finishLockedCount(e, &s.stats.Torn)
-			s.mu.Unlock()
+			s.finish(e, &s.stats.Torn)
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, s.cfg.sendTimeout)
@@ -559,19 +551,6 @@ func (s *Spool) run(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// finishLockedCount is finish for a caller that holds s.mu.
-func (s *Spool) finishLockedCount(e *entry, count *uint64) {
-	_ = os.Remove(filepath.Join(s.dir, e.name))
-	for i, x := range s.entries {
-		if x == e {
-			s.removeLocked(i)
-			break
-		}
-	}
-	*count++
-	s.notifyLocked()
 }
 
 func isPermanent(err error) bool {
