@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -50,6 +51,17 @@ func sdkClient(b *testing.B) *Client {
 		b.Fatal(err)
 	}
 	return c
+}
+
+// otelhttpClient is plainClient instrumented with otelhttp on its own SDK
+// pair, set up as sdkClient sets up its own.
+func otelhttpClient(b *testing.B) *http.Client {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(discard{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
+	hc := plainClient()
+	hc.Transport = otelhttp.NewTransport(hc.Transport, otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp))
+	return hc
 }
 
 func noopClient(b *testing.B) *Client {
@@ -109,12 +121,19 @@ func BenchmarkOverheadRatio(b *testing.B) {
 	srv := benchServer(b)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/check", nil)
 	for _, tc := range []struct {
-		name string
-		c    func(*testing.B) *Client
-	}{{"noop", noopClient}, {"sdk", sdkClient}} {
+		name  string
+		c     func(*testing.B) *Client
+		plain func(*testing.B) *http.Client
+	}{
+		{"noop", noopClient, func(*testing.B) *http.Client { return plainClient() }},
+		{"sdk", sdkClient, func(*testing.B) *http.Client { return plainClient() }},
+		// The lanes recording through the SDK against net/http instrumented
+		// the standard way (otelhttp) with the same SDK.
+		{"sdk-vs-otelhttp", sdkClient, otelhttpClient},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := tc.c(b)
-			hc := plainClient()
+			hc := tc.plain(b)
 			do := func(r *http.Request) (*http.Response, error) { return c.Do(r, KindCheck) }
 			var plain, lanes []time.Duration
 			timed := func(f func(*http.Request) (*http.Response, error)) time.Duration {
