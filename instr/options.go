@@ -50,6 +50,7 @@ type config struct {
 	busy           func() bool
 	textLog        io.Writer
 	spanExporter   sdktrace.SpanExporter
+	spanProcs      []sdktrace.SpanProcessor
 	metricReader   sdkmetric.Reader
 	flushInterval  time.Duration
 	metricInterval time.Duration
@@ -108,6 +109,12 @@ func WithTextLog(w io.Writer) Option { return func(c *config) { c.textLog = w } 
 // WithSpanExporter replaces the OTLP/spool span export (tests, or an app
 // bringing its own pipeline).
 func WithSpanExporter(e sdktrace.SpanExporter) Option { return func(c *config) { c.spanExporter = e } }
+
+// WithSpanProcessor adds a span processor beside the export (for example one
+// that keeps a copy of every span for a test or the lab's readings).
+func WithSpanProcessor(p sdktrace.SpanProcessor) Option {
+	return func(c *config) { c.spanProcs = append(c.spanProcs, p) }
+}
 
 // WithMetricReader replaces the OTLP/spool metric export (tests: a
 // sdkmetric.ManualReader).

@@ -353,8 +353,6 @@ func FuzzTurnUnit(f *testing.F) {
 	})
 }
 
-var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
-
 func TestRefusalsAreCounted(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	sdk, _, _ := memSDK(t, WithMetricReader(reader))
@@ -385,5 +383,19 @@ func TestRefusalsAreCounted(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s{%s=%s} = %d, want %d (all: %v)", semconv.MetricSDKRejected, semconv.SDKCall, k, got[k], v, got)
 		}
+	}
+}
+
+func TestSpanProcessorSeesEverySpanBesideTheExport(t *testing.T) {
+	copyOf := tracetest.NewInMemoryExporter()
+	sdk, exp, _ := memSDK(t, WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(copyOf)))
+	_, turn := sdk.StartTurn(context.Background())
+	_ = turn.Unit(Unit{TakeID: "t1"})
+	_ = turn.End()
+	if err := sdk.tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := len(exp.GetSpans()), len(copyOf.GetSpans()); a != 2 || b != 2 {
+		t.Errorf("export got %d spans, the extra processor %d; want 2 and 2", a, b)
 	}
 }

@@ -110,11 +110,15 @@ func Setup(ctx context.Context, opts ...Option) (*SDK, error) {
 				sdkmetric.WithInterval(cfg.metricInterval))
 		}
 	}
-	s.tp = sdktrace.NewTracerProvider(
+	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()), // every turn must reach the rules
 		sdktrace.WithBatcher(spanExp, sdktrace.WithBatchTimeout(cfg.flushInterval)),
-	)
+	}
+	for _, p := range cfg.spanProcs {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(p))
+	}
+	s.tp = sdktrace.NewTracerProvider(tpOpts...)
 	s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader))
 	s.tracer = s.tp.Tracer(ScopeName)
 	inst, err := newInstruments(s.mp.Meter(ScopeName), s.live, s.spool.Load)
