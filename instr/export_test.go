@@ -16,11 +16,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/testenv"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 )
 
@@ -422,4 +424,31 @@ func gaugeBy(list []*metricpb.Metric, key, value string) int64 {
 		}
 	}
 	return -1
+}
+
+// TestBusyVoiceLaneDefersExport: while the voice lane reports busy, finished
+// turns wait in the spool; they go once it is quiet.
+func TestBusyVoiceLaneDefersExport(t *testing.T) {
+	recv := newReceiver(t)
+	var busy atomic.Bool
+	busy.Store(true)
+	sdk, err := Setup(context.Background(), WithServiceName(semconv.ServicePhone), WithEndpoint(recv.URL()),
+		WithSpoolDir(t.TempDir()), WithFlushInterval(10*time.Millisecond), WithMetricInterval(time.Hour), WithBusy(busy.Load))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sdk.Shutdown(context.Background()) }()
+	_, turn := sdk.StartTurn(context.Background())
+	if err := turn.End(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the turn spooled and held back", func() bool {
+		st := sdk.ExportStats()
+		return st.Spooled > 0 && st.Deferred > 0
+	})
+	if n := len(recv.spans()); n != 0 {
+		t.Fatalf("%d spans sent while the voice lane was busy", n)
+	}
+	busy.Store(false)
+	testenv.WaitFor(t, 10*time.Second, "the turn delivered once the lane is quiet", func() bool { return len(recv.spans()) == 1 })
 }
