@@ -289,7 +289,7 @@ func (h *harness) counter(name string) map[string]int64 {
 			for _, dp := range sum.DataPoints {
 				key := ""
 				for _, kv := range dp.Attributes.ToSlice() {
-					key = kv.Value.Emit()
+					key = kv.Value.String()
 				}
 				out[key] += dp.Value
 			}

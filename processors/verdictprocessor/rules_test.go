@@ -61,10 +61,6 @@ type ruleCase struct {
 
 func cs(c ...string) []string { return c }
 
-const (
-	wifi = semconv.LinkWifi
-)
-
 func ruleCases() []ruleCase {
 	routeChange := func(at float64) ev {
 		return ev{semconv.EventRouteChange, map[string]any{

@@ -48,12 +48,6 @@ type TelemetryBuilderOption interface {
 	apply(*TelemetryBuilder)
 }
 
-type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
-
-func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
-	tbof(mb)
-}
-
 // Shutdown unregisters all registered callbacks for async instruments.
 func (builder *TelemetryBuilder) Shutdown() {}
 
