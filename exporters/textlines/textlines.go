@@ -93,7 +93,7 @@ func AppendTurn(b []byte, t *Turn) []byte {
 	b = appendList(b, t.Outputs)
 	b = append(b, " bt="...)
 	b = appendBool(b, t.Bluetooth)
-	b = appendInt(b, " rate=", int(math.Round(t.SampleRate)))
+	b = appendInt(b, " sample_rate=", int(math.Round(t.SampleRate)))
 	b = appendInt(b, " route_changes=", t.RouteChanges)
 	b = appendSec(b, " listen=", t.ListenGrant)
 	b = appendSec(b, "/", t.ListenSession)

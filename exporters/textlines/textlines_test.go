@@ -48,7 +48,7 @@ func TestFormats(t *testing.T) {
 		got, want string
 	}{
 		"empty turn": {string(AppendTurn(nil, &Turn{Index: 1})),
-			"[voice-turn] turn=1 trace=- link=- units=0 underruns=0 silent=0.00 stutter=no route=->- bt=no rate=0 route_changes=0 listen=0.00/0.00/0.00 rpm=0.00/0.00 post=0.00 not_sent=0.00 pool_reset=- live=- uptime=0.00/0.00 activations=0 memory=0 gaps=- broke=-\n"},
+			"[voice-turn] turn=1 trace=- link=- units=0 underruns=0 silent=0.00 stutter=no route=->- bt=no sample_rate=0 route_changes=0 listen=0.00/0.00/0.00 rpm=0.00/0.00 post=0.00 not_sent=0.00 pool_reset=- live=- uptime=0.00/0.00 activations=0 memory=0 gaps=- broke=-\n"},
 		"separators in values are replaced": {string(AppendTake(nil, &Take{ID: "a b=c,d"})),
 			"[tts-take] take=a_b_c_d trace=- first_byte=0.00 total=0.00 audio=0.00 rate=0.00 need=0.00 beside=0\n"},
 		"first turn of a launch has no prior tally": {fieldOf(AppendTurn(nil, &Turn{HasPoolResets: true, PoolResets: 3}), "pool_reset"),

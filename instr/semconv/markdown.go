@@ -110,7 +110,7 @@ const textLinesDoc = "## Text lines\n\n" +
 	"replaced by `_`.\n\n" +
 	"### `[voice-turn]`\n\n" +
 	"```\n" +
-	"[voice-turn] turn=2 trace=4bf92f3577b34da6a3ce929d0e0e4736 link=cell/lte units=3 underruns=2 silent=1.40 stutter=yes route=bluetooth_hfp>bluetooth_a2dp bt=yes rate=16000 route_changes=1 listen=0.20/0.31/0.62 rpm=0.18/0.25 post=0.80 not_sent=0.00 pool_reset=1(0) live=players:2(1),mic_engines:1(0),audio_queues:0(0),takes:0(0),byte_streams:2(0),replies_in_flight:0(0) uptime=86400.00/3600.00 activations=4 memory=188743680 gaps=0.12,0.56a(-0.30),0.12 broke=2:2/1.40/0.50@t2\n" +
+	"[voice-turn] turn=2 trace=4bf92f3577b34da6a3ce929d0e0e4736 link=cell/lte units=3 underruns=2 silent=1.40 stutter=yes route=bluetooth_hfp>bluetooth_a2dp bt=yes sample_rate=16000 route_changes=1 listen=0.20/0.31/0.62 rpm=0.18/0.25 post=0.80 not_sent=0.00 pool_reset=1(0) live=players:2(1),mic_engines:1(0),audio_queues:0(0),takes:0(0),byte_streams:2(0),replies_in_flight:0(0) uptime=86400.00/3600.00 activations=4 memory=188743680 gaps=0.12,0.56a(-0.30),0.12 broke=2:2/1.40/0.50@t2\n" +
 	"```\n\n" +
 	"| field | format | from |\n|---|---|---|\n" +
 	"| `turn` | int | `pippa.turn.index` |\n" +
@@ -122,7 +122,7 @@ const textLinesDoc = "## Text lines\n\n" +
 	"| `stutter` | `yes`/`no` | `pippa.turn.stutter` |\n" +
 	"| `route` | `in+in>out+out` | `pippa.route.inputs`, `pippa.route.outputs` |\n" +
 	"| `bt` | `yes`/`no` | `pippa.route.bluetooth` |\n" +
-	"| `rate` | int, Hz | `pippa.route.sample_rate` |\n" +
+	"| `sample_rate` | int, Hz | `pippa.route.sample_rate` |\n" +
 	"| `route_changes` | int | `pippa.route_change` events |\n" +
 	"| `listen` | `grant/session/total` seconds | `pippa.listen.*` |\n" +
 	"| `rpm` | `loaded/fresh` seconds | `pippa.rpm.*` |\n" +
