@@ -84,3 +84,81 @@ func TestBackgroundSweep(t *testing.T) {
 	}
 	waitFor(t, func() bool { return sink.SpanCount() == 3 })
 }
+
+// TestConcurrentConsumers: receivers call the processor from many goroutines
+// while the background sweep runs; every turn gets exactly one verdict.
+func TestConcurrentConsumers(t *testing.T) {
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.Wait = 20_000_000 // 20 ms
+	cfg.MaxPending = 64
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	const workers, turns = 4, 60
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := 0; i < turns; i++ {
+				n := byte(w*turns + i + 1)
+				spans := []sp{underrun(1, 1, 0.5, nil), turn(nil)}
+				if i%2 == 0 {
+					spans = append(spans, take("t1", 2.0, nil)) // else: decided after the wait
+				}
+				td := build(0, withTrace(n, spans)...)
+				if err := p.ConsumeTraces(context.Background(), td); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return countVerdicts(sink) == workers*turns })
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := countVerdicts(sink); n != workers*turns {
+		t.Fatalf("%d verdicts for %d turns (-1: a turn decided twice)", n, workers*turns)
+	}
+}
+
+// withTrace puts the spans in trace n.
+func withTrace(n byte, spans []sp) []sp {
+	for i := range spans {
+		spans[i].trace = n
+	}
+	return spans
+}
+
+func countVerdicts(sink *consumertest.TracesSink) int {
+	seen := map[string]int{}
+	for _, td := range sink.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					if s := ss.At(j).Spans().At(k); s.Name() == semconv.SpanVerdict {
+						seen[s.TraceID().String()]++
+					}
+				}
+			}
+		}
+	}
+	for _, n := range seen {
+		if n > 1 {
+			return -1 // two verdicts for one turn: never equal to a turn count
+		}
+	}
+	return len(seen)
+}
