@@ -44,7 +44,11 @@ var (
 	ErrClosed   = errors.New("spool: closed")
 	ErrTooLarge = errors.New("spool: batch larger than the spool limit")
 	ErrBadKind  = errors.New("spool: kind must be 1-32 of [a-z0-9_]")
+	ErrInUse    = errors.New("spool: folder in use by another spool")
 )
+
+// lockName is the lock file inside the spool folder.
+const lockName = ".lock"
 
 // Stats is the spool's self-telemetry. Counts are since Open, except Queued
 // and QueuedBytes which are what is on disk now (including what a previous
@@ -88,6 +92,7 @@ type Spool struct {
 	closed   bool
 	changed  chan struct{} // closed and replaced whenever entries change
 
+	lock   *os.File
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -190,9 +195,14 @@ func Open(dir string, send Sender, opts ...Option) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	s := &Spool{dir: dir, send: send, cfg: cfg, nextSeq: 1,
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spool{dir: dir, send: send, cfg: cfg, nextSeq: 1, lock: lock,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if err := s.load(); err != nil {
+		unlockDir(lock)
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -413,6 +423,7 @@ func (s *Spool) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	<-s.done
+	unlockDir(s.lock)
 	return nil
 }
 

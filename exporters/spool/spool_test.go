@@ -72,7 +72,7 @@ func TestDeliversInOrderAndRemovesAfterAccept(t *testing.T) {
 	if st := s.Stats(); st.Sent != 5 || st.Queued != 0 || st.QueuedBytes != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	if files, _ := os.ReadDir(dir); len(files) != 0 {
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.batch")); len(files) != 0 {
 		t.Errorf("%d files left after every batch was accepted", len(files))
 	}
 }
@@ -179,7 +179,7 @@ func TestTornFilesAreSkippedWithAReason(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-	if files, _ := os.ReadDir(dir); len(files) != 0 {
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.batch")); len(files) != 0 {
 		t.Errorf("%d files left", len(files))
 	}
 }
@@ -384,4 +384,22 @@ func TestLatestOnlyKeepsTheNewestOfThisLaunch(t *testing.T) {
 	if st := s2.Stats(); st.Superseded != 1 || st.Dropped != 0 {
 		t.Errorf("stats %+v, want 1 superseded in this launch, none dropped", st)
 	}
+}
+
+func TestOneSpoolPerFolder(t *testing.T) {
+	dir := t.TempDir()
+	send := func(context.Context, string, []byte) error { return nil }
+	s, err := Open(dir, send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, send); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second spool on the same folder: %v, want ErrInUse", err)
+	}
+	s.Close()
+	s2, err := Open(dir, send)
+	if err != nil {
+		t.Fatalf("after Close the folder is free again: %v", err)
+	}
+	s2.Close()
 }
