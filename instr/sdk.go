@@ -162,6 +162,10 @@ func (s *SDK) openExport() (otlp.Sink, error) {
 		return client.Send(ctx, otlp.Signal(kind), payload)
 	}, sopts...)
 	if err != nil {
+		client.Close()
+		if s.tempSpool != "" {
+			_ = os.RemoveAll(s.tempSpool)
+		}
 		return nil, fmt.Errorf("instr: %w", err)
 	}
 	s.spool.Store(sp)
