@@ -16,9 +16,9 @@ import (
 // child process; each scenario's test then reads its turns. One run keeps
 // the suite's wall time near a minute.
 //
-// testScale is half the demo's: the machine running the tests is often busy
-// with other packages' tests, and a person-second of 100 ms keeps the
-// checks' 5 s timeout (0.5 s of wall time) clear of scheduling noise.
+// testScale is half the demo's: tests share the machine with other
+// packages' tests and builds, and a person-second of 400 ms keeps their
+// scheduling noise well clear of the thresholds the rules read.
 const testScale = DefaultScale / 2
 
 var (
@@ -261,6 +261,7 @@ func TestRunRejectsBadOptions(t *testing.T) {
 		{WithCollector("http://127.0.0.1:1", "")},
 		{},
 		{WithCollectorBinary("x"), WithVerdictTimeout(0)},
+		{WithCollectorBinary("x"), WithParallel(0)},
 	} {
 		if _, err := Run(ctx, scenario.All, opts...); err == nil {
 			t.Errorf("options %d accepted", len(opts))

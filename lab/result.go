@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -72,18 +73,30 @@ type Readings struct {
 	LinkMessages []string `json:"link_messages"`
 	// Errors are the phone's calls that failed during the turn.
 	Errors []string `json:"errors,omitempty"`
+	// PerUnit is each unit read aloud with its take's engine readings.
+	PerUnit []UnitReadings `json:"per_unit"`
+}
+
+// UnitReadings is one unit (phone side) and the take it played (engine side).
+type UnitReadings struct {
+	Index     int     `json:"index"`
+	Take      string  `json:"take"`
+	Gap       float64 `json:"gap"`
+	Lead      float64 `json:"lead"`
+	Underruns int     `json:"underruns"`
+	Silent    float64 `json:"silent"`
+	Longest   float64 `json:"longest"`
+	FirstByte float64 `json:"first_byte"`
+	Rate      float64 `json:"rate"`
+	Need      float64 `json:"need"`
+	Beside    int     `json:"beside"`
 }
 
 // readingsOf reads a turn's readings from its exported spans.
 func readingsOf(spans []span, rep *phone.Report) Readings {
 	r := Readings{Live: map[string]int{}, NeedUnderrun: -1, LinkStatuses: []string{}, LinkMessages: []string{}}
-	need := map[string]float64{}
-	type unitRead struct {
-		take      string
-		underruns int
-		lead      float64
-	}
-	var units []unitRead
+	takes := map[string]UnitReadings{}
+	var units []UnitReadings
 	first := true
 	for _, s := range spans {
 		a := s.Attrs
@@ -113,20 +126,25 @@ func readingsOf(spans []span, rep *phone.Report) Readings {
 				}
 			}
 		case semconv.SpanVoiceUnit:
-			u := unitRead{take: a[semconv.TakeID].AsString(), underruns: int(a[semconv.UnitUnderruns].AsInt64()),
-				lead: a[semconv.UnitLead].AsFloat64()}
+			u := UnitReadings{
+				Index: int(a[semconv.UnitIndex].AsInt64()), Take: a[semconv.TakeID].AsString(),
+				Gap: a[semconv.UnitGap].AsFloat64(), Lead: a[semconv.UnitLead].AsFloat64(),
+				Underruns: int(a[semconv.UnitUnderruns].AsInt64()),
+				Silent:    a[semconv.UnitSilent].AsFloat64(), Longest: a[semconv.UnitLongest].AsFloat64(),
+			}
 			units = append(units, u)
 			r.Units++
-			r.Underruns += u.underruns
-			r.Silent += a[semconv.UnitSilent].AsFloat64()
-			r.Longest = math.Max(r.Longest, a[semconv.UnitLongest].AsFloat64())
+			r.Underruns += u.Underruns
+			r.Silent += u.Silent
+			r.Longest = math.Max(r.Longest, u.Longest)
 			r.Cushion = a[semconv.UnitCushion].AsFloat64()
-			if int(a[semconv.UnitIndex].AsInt64()) > 1 && (first || u.lead < r.MinLead) {
-				r.MinLead, first = u.lead, false
+			if u.Index > 1 && (first || u.Lead < r.MinLead) {
+				r.MinLead, first = u.Lead, false
 			}
 		case semconv.SpanTTSTake:
 			n := a[semconv.TakeNeed].AsFloat64()
-			need[a[semconv.TakeID].AsString()] = n
+			takes[a[semconv.TakeID].AsString()] = UnitReadings{Need: n, Rate: a[semconv.TakeRate].AsFloat64(),
+				FirstByte: a[semconv.TakeFirstByte].AsFloat64(), Beside: int(a[semconv.TakeBeside].AsInt64())}
 			r.Takes++
 			r.NeedMax = math.Max(r.NeedMax, n)
 		case semconv.SpanLinkStatus:
@@ -134,10 +152,15 @@ func readingsOf(spans []span, rep *phone.Report) Readings {
 			r.LinkMessages = append(r.LinkMessages, a[semconv.LinkStatusMessage].AsString())
 		}
 	}
+	sort.Slice(units, func(i, j int) bool { return units[i].Index < units[j].Index })
 	for _, u := range units {
-		if n, ok := need[u.take]; ok && u.underruns > 0 {
-			r.NeedUnderrun = math.Max(r.NeedUnderrun, n)
+		if tk, ok := takes[u.Take]; ok {
+			u.Need, u.Rate, u.FirstByte, u.Beside = tk.Need, tk.Rate, tk.FirstByte, tk.Beside
+			if u.Underruns > 0 {
+				r.NeedUnderrun = math.Max(r.NeedUnderrun, tk.Need)
+			}
 		}
+		r.PerUnit = append(r.PerUnit, u)
 	}
 	if rep != nil {
 		r.Checks, r.ChecksFailed = len(rep.Checks), rep.ChecksFailed()

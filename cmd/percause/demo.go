@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/percause/percause/lab"
 	"github.com/percause/percause/lab/scenario"
@@ -24,24 +26,25 @@ func init() {
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fset := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fset.SetOutput(stderr)
 	var lf labFlags
-	lf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: percause demo [--scale F]")
+	lf.register(fset)
+	hold := fset.Bool("hold", false, "keep the collector (and its Prometheus endpoint) up after the run until interrupted")
+	fset.Usage = func() {
+		fmt.Fprintln(stderr, "usage: percause demo [--scale F] [--hold] [--work-dir DIR]")
 		fmt.Fprintln(stderr, "Starts the collector on the embedded default config (loopback only), a lab engine and a lab phone,")
 		fmt.Fprintln(stderr, "runs every scenario and prints one line per turn: scenario, expected cause, verdict, evidence.")
-		fs.PrintDefaults()
+		fset.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "demo: unexpected argument %q\n", fs.Arg(0))
+	if fset.NArg() > 0 {
+		fmt.Fprintf(stderr, "demo: unexpected argument %q\n", fset.Arg(0))
 		return 2
 	}
 	opts, err := lf.options()
@@ -49,36 +52,96 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 2
 	}
+
+	// The demo starts the collector itself (unless one is given) so it can
+	// say where to look, and keep it up with --hold.
+	work := lf.workDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "percause-demo-"); err != nil {
+			fmt.Fprintf(stderr, "demo: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(work)
+	}
+	opts = append(opts, lab.WithWorkDir(work))
+	prom, verdictFile := "", lf.verdicts
+	if lf.otlp == "" {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "demo: finding this binary to start the collector: %v\n", err)
+			return 1
+		}
+		col, err := lab.StartCollector(ctx, self, filepath.Join(work, "collector"))
+		if err != nil {
+			fmt.Fprintf(stderr, "demo: %v\n", err)
+			return 1
+		}
+		defer col.Stop()
+		prom, verdictFile = col.Prometheus, col.VerdictFile
+		opts = append(opts, lab.WithCollector(col.OTLP, col.VerdictFile))
+	}
+
 	fmt.Fprintf(stdout, "percause demo: %d scenarios at %g× time (a person-second lasts %.0f ms)\n",
 		len(scenario.All), lf.scale, 1000/lf.scale)
-	// Lines print as turns end; the verdict column fills in once the
-	// collector has decided every turn, below.
 	opts = append(opts, lab.WithTurnHook(func(t lab.TurnResult) {
-		fmt.Fprintf(stdout, "  ran %-14s turn %d (trace %s)\n", t.Scenario, t.Turn, t.TraceID)
+		fmt.Fprintf(stdout, "  ran %-14s turn %d  trace %s\n", t.Scenario, t.Turn, t.TraceID)
 	}))
 	res, err := lab.Run(ctx, scenario.All, opts...)
 	if res != nil {
-		fmt.Fprintln(stdout)
-		fmt.Fprintln(stdout, "verdicts from the collector:")
-		for _, t := range res.Turns {
-			fmt.Fprintln(stdout, t.Line())
-		}
-		fmt.Fprintln(stdout)
-		fmt.Fprintf(stdout, "%d turns, %d as expected, %d mismatched, in %.1f s\n",
-			len(res.Turns), len(res.Turns)-res.Mismatches(), res.Mismatches(), res.Wall.Seconds())
-		fmt.Fprintln(stdout, "where to look:")
-		if res.Prometheus != "" {
-			fmt.Fprintf(stdout, "  Prometheus endpoint  http://%s/metrics (percause_turns_total, percause_cause_implicated_total; gone when the demo exits)\n", res.Prometheus)
-		}
-		fmt.Fprintf(stdout, "  verdict file         %s\n", res.VerdictFile)
-		fmt.Fprintf(stdout, "  dashboards           %s (docker compose up: Grafana provisioned with them)\n", filepath.Join("dashboards", ""))
+		printDemo(stdout, res, prom, verdictFile, lf.workDir != "" || *hold)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
+	if *hold && prom != "" {
+		fmt.Fprintln(stdout, "holding the collector up; interrupt (Ctrl-C) to stop")
+		<-ctx.Done()
+	}
 	if res.Mismatches() > 0 {
 		return 1
 	}
 	return 0
+}
+
+func printDemo(w io.Writer, res *lab.Result, prom, verdictFile string, kept bool) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "verdicts from the collector:")
+	for _, t := range res.Turns {
+		fmt.Fprintln(w, t.Line())
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%d turns: %d as expected, %d mismatched; %.1f s\n",
+		len(res.Turns), len(res.Turns)-res.Mismatches(), res.Mismatches(), res.Wall.Seconds())
+	fmt.Fprintln(w, "where to look:")
+	if prom != "" {
+		note := "up until the demo exits; --hold keeps it"
+		if kept {
+			note = "up while the demo runs"
+		}
+		fmt.Fprintf(w, "  Prometheus endpoint  http://%s/metrics  percause_turns_total, percause_cause_implicated_total, pippa_* (%s)\n", prom, note)
+	}
+	if kept {
+		fmt.Fprintf(w, "  verdict file         %s\n", verdictFile)
+	} else {
+		fmt.Fprintln(w, "  verdict file         kept with --work-dir DIR (every trace with its percause.verdict span, OTLP JSON)")
+	}
+	fmt.Fprintln(w, "  dashboards           dashboards/ (generated by `percause dashboards`; `docker compose up` serves them in Grafana)")
+	for _, f := range dashboardFiles("dashboards") {
+		fmt.Fprintf(w, "                       %s\n", f)
+	}
+}
+
+// dashboardFiles lists the generated dashboards under dir, if the demo runs
+// from a checkout.
+func dashboardFiles(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(path) == ".json" {
+			out = append(out, path)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
 }

@@ -170,6 +170,15 @@ func New(cfg Config, sdk *instr.SDK, client *lanes.Client, hooks Hooks) (*Phone,
 	return p, nil
 }
 
+// Warm is what the app does at launch before the first turn: one read of
+// the engine's state on the control lane. It opens the lane's first
+// connection, as a launch does, so the first turn's microphone opening is
+// not also the launch's first handshake.
+func (p *Phone) Warm(ctx context.Context) error {
+	_, err := p.call(ctx, http.MethodGet, engine.PathProgress, nil, lanes.KindRead, nil)
+	return err
+}
+
 // SetOnline tells the phone whether the device has a usable network path
 // (the OS's path monitor).
 func (p *Phone) SetOnline(on bool) { p.online.Store(on) }
@@ -293,16 +302,6 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		Memory:       int64(ms.HeapAlloc),
 	})
 
-	// The link's responsiveness, loaded and fresh, measured beside the
-	// microphone opening.
-	rpmDone := make(chan struct{})
-	go func() {
-		defer close(rpmDone)
-		if rt, err := p.lanes.Responsiveness(ctx, p.cfg.BaseURL+engine.PathProgress); err == nil {
-			_ = turn.SetRPM(rt.Loaded, rt.Fresh)
-		}
-	}()
-
 	// The microphone opens: the audio session, then the engine's grant.
 	_ = live.Add(semconv.LiveMicEngines, 1)
 	if err := clk.sleepUntil(ctx, p.cfg.Session); err != nil {
@@ -337,6 +336,16 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	if w := wrote.Load(); w > 0 {
 		_ = turn.SetSpeechEndToPost(math.Max(0, float64(w)/1000-speechEnd))
 	}
+
+	// The link's responsiveness under working conditions: the control
+	// lane's round trip while the reply streams, and a fresh connection's.
+	rpmDone := make(chan struct{})
+	go func() {
+		defer close(rpmDone)
+		if rt, err := p.lanes.Responsiveness(ctx, p.cfg.BaseURL+engine.PathProgress); err == nil {
+			_ = turn.SetRPM(rt.Loaded, rt.Fresh)
+		}
+	}()
 
 	checkCtx, stopChecks := context.WithCancel(ctx)
 	checksDone := make(chan []CheckResult, 1)
