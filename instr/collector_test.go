@@ -68,6 +68,28 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 		}
 		want[turn.TraceID()] = tc.cause
 	}
+	// The history each turn carries is what the cross-turn rules read: a
+	// live count that rose on each of the last 3 turns (state), a pool-reset
+	// tally that moved since the previous turn (pool).
+	for _, tc := range []struct {
+		players, resets int
+		cause           string
+	}{
+		{1, 0, semconv.CauseNone},  // players 0,0 → 1
+		{2, 0, semconv.CauseNone},  // 0,0,1 → 2
+		{3, 0, semconv.CauseState}, // 0,1,2 → 3: rose on each of the last 3 turns
+		{3, 1, semconv.CausePool},  // the tally moved from 0 to 1
+		{3, 1, semconv.CauseNone},  // 1 → 1: a tally that stays is not movement
+	} {
+		_ = phone.Live().Add(semconv.LivePlayers, tc.players-phone.Live().Get(semconv.LivePlayers))
+		_, turn := phone.StartTurn(context.Background())
+		_ = turn.SetLink(semconv.LinkWifi, "")
+		_ = turn.SetPoolResets(tc.resets)
+		if err := turn.End(); err != nil {
+			t.Fatal(err)
+		}
+		want[turn.TraceID()] = tc.cause
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, s := range []*SDK{engine, phone} {
