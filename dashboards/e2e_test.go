@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
+	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testenv"
 )
@@ -53,7 +57,11 @@ func startCollector(t *testing.T) collector {
 	t.Setenv("PERCAUSE_DATA_DIR", dir)
 	t.Setenv("PERCAUSE_VERDICT_FILE", filepath.Join(dir, "verdicts.jsonl"))
 	t.Setenv("PERCAUSE_VERDICT_WAIT", "2s")
-	proc := testenv.Start(t, dir, bin, "collector")
+	cfg := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(cfg, withDeadExporter(t, collectorconfig.Local), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proc := testenv.Start(t, dir, bin, "collector", "--config", cfg)
 	testenv.WaitFor(t, 60*time.Second, "the collector's health check", func() bool {
 		if proc.Exited() {
 			t.Fatalf("collector exited:\n%s", proc.Output())
@@ -73,14 +81,39 @@ func startCollector(t *testing.T) collector {
 	}
 }
 
-// knownEmpty are queries that need a part the test pipeline does not have,
-// each with the reason. Everything else must return data.
+// withDeadExporter is the embedded default plus one exporter (traces and
+// metrics) with a sending queue whose endpoint refuses every connection: the
+// exporter-queue and send-failure panels then have something to show, as
+// they would with the compose stack's Jaeger down.
+func withDeadExporter(t *testing.T, local []byte) []byte {
+	t.Helper()
+	var cfg map[string]any
+	if err := yaml.Unmarshal(local, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	dead := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t))
+	cfg["exporters"].(map[string]any)["otlphttp/down"] = map[string]any{
+		"endpoint":         dead,
+		"sending_queue":    map[string]any{"enabled": true, "queue_size": 100},
+		"retry_on_failure": map[string]any{"enabled": true, "initial_interval": "100ms", "max_interval": "200ms", "max_elapsed_time": "1s"},
+	}
+	for _, signal := range []string{"traces", "metrics"} {
+		p := cfg["service"].(map[string]any)["pipelines"].(map[string]any)[signal].(map[string]any)
+		p["exporters"] = append(p["exporters"].([]any), "otlphttp/down")
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// knownEmpty are queries that need a failure the test pipeline does not
+// have, each with the reason. Everything else must return data.
 var knownEmpty = map[string]string{
-	"Exporter queues":           "the embedded default (local.yaml) has no exporter with a sending queue; the compose stack's Jaeger exporter has one",
-	"Send failures by exporter": "nothing fails to send in a healthy test pipeline",
-	"Evictions and drops":       "nothing is dropped in a healthy test pipeline",
-	"Spans refused":             "nothing is refused in a healthy test pipeline",
-	"Batches senders dropped":   "no sender drops a batch in a healthy test pipeline",
+	"Evictions and drops":     "nothing is dropped in a healthy test pipeline",
+	"Spans refused":           "nothing is refused in a healthy test pipeline",
+	"Batches senders dropped": "no sender drops a batch in a healthy test pipeline",
 }
 
 func TestEveryQueryAgainstARealPipeline(t *testing.T) {
