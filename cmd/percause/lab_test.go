@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/percause/percause/internal/testenv"
+)
+
+func TestLabFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{nil, 2, "usage: percause lab run"},
+		{[]string{"walk"}, 2, "usage"},
+		{[]string{"run"}, 2, "--scenario is required"},
+		{[]string{"run", "--scenario", "weather"}, 2, "no scenario \"weather\""},
+		{[]string{"run", "--scenario", "healthy", "--otlp", "http://127.0.0.1:4318"}, 2, "--otlp and --verdicts go together"},
+		{[]string{"run", "--scenario", "healthy", "extra"}, 2, "unexpected argument"},
+		{[]string{"run", "--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"help"}, 0, "scenarios: healthy"},
+	} {
+		var out, errb bytes.Buffer
+		if code := runLab(context.Background(), c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.say) {
+			t.Errorf("lab %q: exit %d, want %d; stderr %q, want it to say %q", c.args, code, c.code, errb.String(), c.say)
+		}
+	}
+}
+
+func TestDemoFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := runDemo(context.Background(), []string{"extra"}, &out, &errb); code != 2 {
+		t.Errorf("demo extra: exit %d, want 2", code)
+	}
+	if code := runDemo(context.Background(), []string{"--verdicts", "x"}, &out, &errb); code != 2 ||
+		!strings.Contains(errb.String(), "--otlp and --verdicts go together") {
+		t.Errorf("demo --verdicts alone: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// The command end to end: this binary starts its own collector, runs the
+// healthy scenario and prints one JSON object per turn with the fields the
+// architecture fixes.
+func TestLabRunJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: starts the collector")
+	}
+	bin := testenv.PercauseBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "lab", "run", "--scenario", "healthy", "--json", "--scale", "5")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("percause lab run: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want one per turn (2):\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, l)
+		}
+		for _, k := range []string{"scenario", "turn", "expected", "cause", "causes", "evidence"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %d has no %q: %s", i+1, k, l)
+			}
+		}
+		if m["scenario"] != "healthy" || m["turn"] != float64(i+1) || m["cause"] != "none" || m["ok"] != true {
+			t.Errorf("line %d: %s", i+1, l)
+		}
+	}
+}
