@@ -17,9 +17,10 @@ const (
 	DefaultAddr = "127.0.0.1:0"
 	// DefaultTimeScale is person-seconds per wall second.
 	DefaultTimeScale = 1.0
-	// chunkSize bounds one read and, under a bandwidth limit, one paced write,
-	// so shaping is smooth at the lab's rates.
+	// chunkSize bounds one read under a bandwidth limit (one paced write),
+	// so shaping is smooth at the lab's rates; bigChunk bounds it otherwise.
 	chunkSize = 1024
+	bigChunk  = 32 << 10
 	// queueDepth is how many chunks may wait in one direction before the
 	// proxy stops reading (TCP backpressure then reaches the sender).
 	queueDepth = 64
@@ -246,6 +247,16 @@ func (p *Proxy) wall(personSeconds float64) time.Duration {
 	return time.Duration(personSeconds / p.scale * float64(time.Second))
 }
 
+// limited reports whether a bandwidth limit applies in the direction now.
+func (p *Proxy) limited(down bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if down {
+		return p.shape.Bandwidth > 0
+	}
+	return p.shape.Uplink > 0
+}
+
 // notify wakes every direction waiting on a fault so it re-reads them.
 func (p *Proxy) notify() {
 	p.mu.Lock()
@@ -383,7 +394,11 @@ func (l *link) pipe(src, dst net.Conn, down bool) {
 	go func() {
 		defer close(q)
 		for {
-			buf := make([]byte, chunkSize)
+			size := bigChunk
+			if l.p.limited(down) {
+				size = chunkSize
+			}
+			buf := make([]byte, size)
 			n, err := src.Read(buf)
 			if n > 0 {
 				if l.isStale() {

@@ -245,3 +245,5 @@ func TestValidate(t *testing.T) {
 		t.Error("negative latency accepted")
 	}
 }
+
+func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
