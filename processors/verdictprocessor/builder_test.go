@@ -2,6 +2,7 @@ package verdictprocessor
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
@@ -161,19 +162,30 @@ func build(n byte, spans ...sp) ptrace.Traces {
 		start := baseTime.Add(-s.ago).Add(time.Duration(s.id) * time.Millisecond)
 		span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 		span.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Second)))
-		if err := span.Attributes().FromRaw(s.attrs); err != nil {
-			panic(err)
-		}
+		putSorted(span.Attributes(), s.attrs)
 		for _, e := range s.events {
 			pe := span.Events().AppendEmpty()
 			pe.SetName(e.name)
 			pe.SetTimestamp(pcommon.NewTimestampFromTime(start))
-			if err := pe.Attributes().FromRaw(e.attrs); err != nil {
-				panic(err)
-			}
+			putSorted(pe.Attributes(), e.attrs)
 		}
 	}
 	return td
+}
+
+// putSorted puts the attributes in key order, so golden inputs written with
+// -update do not change with map iteration order.
+func putSorted(m pcommon.Map, attrs map[string]any) {
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := m.PutEmpty(k).FromRaw(attrs[k]); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // harness runs a verdict processor on a test clock with its telemetry read

@@ -49,6 +49,9 @@ type verdictProcessor struct {
 	next   consumer.Traces
 	now    func() time.Time
 	manual bool // tests sweep by hand with their own clock
+	// epoch is when this processor began counting: the timestamp of the
+	// counted events (see appendVerdict).
+	epoch time.Time
 
 	mu      sync.Mutex
 	store   *store
@@ -100,6 +103,7 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	for _, o := range opts {
 		o(p)
 	}
+	p.epoch = p.now()
 	return p, nil
 }
 
@@ -243,7 +247,7 @@ func (p *verdictProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 
 	p.record(ctx, &out)
 	for _, d := range verdicts {
-		appendVerdict(td, d, now)
+		appendVerdict(td, d, now, p.epoch)
 	}
 	return td, nil
 }
@@ -391,7 +395,7 @@ func (p *verdictProcessor) emit(ctx context.Context, verdicts []decision) error 
 	td := ptrace.NewTraces()
 	now := p.now()
 	for _, d := range verdicts {
-		appendVerdict(td, d, now)
+		appendVerdict(td, d, now, p.epoch)
 	}
 	err := p.next.ConsumeTraces(ctx, td)
 	if err != nil {
@@ -435,10 +439,18 @@ func verdictSpanID(traceID pcommon.TraceID, turn pcommon.SpanID) pcommon.SpanID 
 }
 
 // appendVerdict writes one percause.verdict span, child of voice.turn, under
-// the phone's resource, with one percause.implicated event per implicated
-// cause (so the count connector can count each cause: it does not split
-// arrays).
-func appendVerdict(td ptrace.Traces, d decision, now time.Time) {
+// the phone's resource. Its events are what the count connector counts: one
+// percause.verdict event with the primary cause (percause_turns_total) and
+// one percause.implicated event per implicated cause
+// (percause_cause_implicated_total; the connector does not split arrays).
+//
+// The span's times are the decision's. The events are stamped with the
+// processor's epoch instead: the connector emits delta counts spanning the
+// times of what it counted, and the Prometheus exporter adds a delta to a
+// series only when it starts where the previous one ended, replacing the
+// series otherwise. Events all stamped with one epoch line up, so the
+// counters add up from the collector's start, as a cumulative counter does.
+func appendVerdict(td ptrace.Traces, d decision, now, epoch time.Time) {
 	rs := td.ResourceSpans().AppendEmpty()
 	d.resource.CopyTo(rs.Resource())
 	ss := rs.ScopeSpans().AppendEmpty()
@@ -475,12 +487,17 @@ func appendVerdict(td ptrace.Traces, d decision, now time.Time) {
 	a.PutDouble(semconv.VerdictSilent, v.silent)
 
 	evs := span.Events()
-	evs.EnsureCapacity(len(v.causes))
-	for _, c := range v.causes {
+	evs.EnsureCapacity(len(v.causes) + 1)
+	ets := pcommon.NewTimestampFromTime(epoch)
+	event := func(name, cause string) {
 		ev := evs.AppendEmpty()
-		ev.SetName(semconv.EventImplicated)
-		ev.SetTimestamp(ts)
-		ev.Attributes().PutStr(semconv.VerdictCause, c)
+		ev.SetName(name)
+		ev.SetTimestamp(ets)
+		ev.Attributes().PutStr(semconv.VerdictCause, cause)
 		ev.Attributes().PutStr(semconv.NetworkConnectionType, v.link)
+	}
+	event(semconv.SpanVerdict, v.cause)
+	for _, c := range v.causes {
+		event(semconv.EventImplicated, c)
 	}
 }

@@ -576,21 +576,23 @@ func checkVerdict(t *testing.T, span ptrace.Span, w want) {
 	if got := str(semconv.VerdictRulesVersion); got != semconv.RulesVersion {
 		t.Errorf("rules version %q", got)
 	}
-	// One percause.implicated event per implicated cause, with the link.
+	// One percause.verdict event with the primary cause, then one
+	// percause.implicated event per implicated cause, each with the link.
 	var events []string
 	for i := 0; i < span.Events().Len(); i++ {
 		e := span.Events().At(i)
-		if e.Name() != semconv.EventImplicated {
-			t.Errorf("event %q", e.Name())
-		}
 		c, _ := e.Attributes().Get(semconv.VerdictCause)
-		events = append(events, c.Str())
+		events = append(events, e.Name()+"="+c.Str())
 		if l, ok := e.Attributes().Get(semconv.NetworkConnectionType); !ok || l.Str() == "" {
-			t.Errorf("implicated event without link")
+			t.Errorf("event %s without link", e.Name())
 		}
 	}
-	if !reflect.DeepEqual(events, w.causes) {
-		t.Errorf("implicated events %v, want %v", events, w.causes)
+	wantEvents := []string{semconv.SpanVerdict + "=" + w.cause}
+	for _, c := range w.causes {
+		wantEvents = append(wantEvents, semconv.EventImplicated+"="+c)
+	}
+	if !reflect.DeepEqual(events, wantEvents) {
+		t.Errorf("events %v, want %v", events, wantEvents)
 	}
 }
 
