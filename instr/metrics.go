@@ -178,7 +178,9 @@ func newInstruments(m metric.Meter, live *Live, sp func() *spool.Spool) (*instru
 		metric.WithDescription("Failed send attempts (retried later)."))
 	deferred, err6 := m.Int64ObservableCounter(semconv.MetricExporterDeferred, metric.WithUnit(semconv.UnitCalls),
 		metric.WithDescription("Times sending waited because the voice lane was busy."))
-	errs = append(errs, err1, err2, err3, err4, err5, err6)
+	superseded, err7 := m.Int64ObservableCounter(semconv.MetricExporterSuperseded, metric.WithUnit(semconv.UnitBatches),
+		metric.WithDescription("Queued metric batches replaced by a newer cumulative collection (not lost data)."))
+	errs = append(errs, err1, err2, err3, err4, err5, err6, err7)
 	reasons := map[string]metric.ObserveOption{}
 	for _, r := range []string{semconv.DropFull, semconv.DropTorn, semconv.DropRejected} {
 		reasons[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String(semconv.ExporterReason, r)))
@@ -197,8 +199,9 @@ func newInstruments(m metric.Meter, live *Live, sp func() *spool.Spool) (*instru
 		o.ObserveInt64(dropped, int64(st.Rejected), reasons[semconv.DropRejected])
 		o.ObserveInt64(failures, int64(st.Failures))
 		o.ObserveInt64(deferred, int64(st.Deferred))
+		o.ObserveInt64(superseded, int64(st.Superseded))
 		return nil
-	}, queued, queuedBytes, sent, dropped, failures, deferred)
+	}, queued, queuedBytes, sent, dropped, failures, deferred, superseded)
 	chk(err)
 	return in, errors.Join(errs...)
 }

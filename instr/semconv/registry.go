@@ -225,6 +225,7 @@ var Registry = concat(
 		met(MetricExporterDropped, "counter", UnitBatches, at(ExporterReason), "export batches dropped (spool full oldest-first, torn, refused)"),
 		met(MetricExporterFailures, "counter", UnitCalls, nil, "failed send attempts (retried)"),
 		met(MetricExporterDeferred, "counter", UnitCalls, nil, "times sending waited while the voice lane was busy"),
+		met(MetricExporterSuperseded, "counter", UnitBatches, nil, "queued metric batches replaced by a newer cumulative collection (not lost data)"),
 		met(MetricSDKRejected, "counter", UnitCalls, at(SDKCall), "recordings refused as bad input"),
 		met(PromTurnsTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per decided turn, by its primary cause"),
 		met(PromImplicatedTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per implicated cause per turn"),

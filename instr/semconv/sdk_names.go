@@ -50,6 +50,7 @@ const (
 	MetricExporterDropped     = "percause.exporter.dropped"      // counter by percause.exporter.reason
 	MetricExporterFailures    = "percause.exporter.failures"     // counter: failed send attempts (retried)
 	MetricExporterDeferred    = "percause.exporter.deferred"     // counter: waits while the voice lane was busy
+	MetricExporterSuperseded  = "percause.exporter.superseded"   // counter: metric batches replaced by a newer collection while queued
 	MetricSDKRejected         = "percause.sdk.rejected"          // counter by percause.sdk.call: recordings refused as bad input
 
 	ExporterReason = "percause.exporter.reason"
