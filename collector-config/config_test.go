@@ -160,7 +160,7 @@ func TestCountMetricNames(t *testing.T) {
 				}
 				found = true
 				conds := get(t, info, "conditions").([]any)
-				if len(conds) != 1 || conds[0] != `name == "`+event+`"` {
+				if len(conds) != 1 || conds[0] != `spanevent.name == "`+event+`"` {
 					t.Errorf("%s: %s counts %v, want %s", f, name, conds, event)
 				}
 				var keys []string

@@ -337,7 +337,7 @@ func (p *verdictProcessor) unitMatters(u *unitReading) bool {
 
 // decideLocked decides a held trace, removes it and remembers its ID.
 func (p *verdictProcessor) decideLocked(pt *pendingTrace, forced string, out *tally) decision {
-	v := decide(pt, p.cfg.Rules, forced, p.cfg)
+	v := decide(pt, p.cfg, forced)
 	p.store.remove(pt)
 	pt.elem = nil
 	p.decided.add(pt.traceID)

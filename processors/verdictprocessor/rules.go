@@ -66,7 +66,8 @@ func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
 
 // decide applies the rules of ARCHITECTURE.md to one pending trace. It reads
 // only that trace: the cross-turn rules read the history the turn carries.
-func decide(p *pendingTrace, rules RulesConfig, forced string, cfg *Config) verdict {
+func decide(p *pendingTrace, cfg *Config, forced string) verdict {
+	rules := cfg.Rules
 	t := p.turn
 	v := verdict{forced: forced, link: semconv.LinkUnknown, index: t.index}
 	if t.link != "" {
