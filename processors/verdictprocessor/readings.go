@@ -272,7 +272,7 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 
 // isBluetoothPort reports whether an audio port kind is a Bluetooth one
 // (bluetooth_a2dp, bluetooth_hfp, bluetooth_le, …).
-func isBluetoothPort(kind string) bool { return strings.HasPrefix(kind, "bluetooth") }
+func isBluetoothPort(kind string) bool { return strings.HasPrefix(kind, semconv.BluetoothPortPrefix) }
 
 // readTurn extracts a voice.turn span's readings. The resource is cloned
 // because the verdict span is emitted under the phone's resource later, when
