@@ -22,11 +22,10 @@ func synthesisFirstByte() cog.Builder[dashboard.Panel] {
 }
 
 func synthesisRate() cog.Builder[dashboard.Panel] {
-	return timeseriesPanel("Rate against real time",
+	return withThresholdLine(timeseriesPanel("Rate against real time",
 		synthesisRule+"Audio seconds made per second of making (mean over takes). Below 1 the engine is slower than real time: "+
 			"every take then needs a cushion that grows with its length (alert: synthesis slower than real time).",
-		"x").
-		Thresholds(redBelow(1)).
+		"none"), redBelow(1)).
 		WithTarget(promRange(mean(mTakeRate, engineScope, rateInterval), "mean rate"))
 }
 

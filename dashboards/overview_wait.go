@@ -11,21 +11,19 @@ const waitRule = "Rule (wait): a unit whose lead is below -0.10 s (queued after 
 	"or a microphone open over 1.5 s (naming the slowest stage). "
 
 func waitUnitLead() cog.Builder[dashboard.Panel] {
-	return timeseriesPanel("Unit lead",
+	return withThresholdLine(timeseriesPanel("Unit lead",
 		waitRule+"When each unit was queued relative to the previous unit's end; negative is late. The p10 line is the latest units.",
 		"s").
-		Span(thirdWidth).
-		Thresholds(redBelow(-0.10)).
+		Span(thirdWidth), redBelow(-0.10)).
 		WithTarget(promRange(quantile(0.1, mUnitLead, phoneScope, rateInterval), "p10")).
 		WithTarget(promRange(quantile(0.5, mUnitLead, phoneScope, rateInterval), "median"))
 }
 
 func waitListenOpen() cog.Builder[dashboard.Panel] {
-	return timeseriesPanel("Microphone open by stage",
+	return withThresholdLine(timeseriesPanel("Microphone open by stage",
 		waitRule+"Seconds to open the microphone, by stage: the engine's grant, the audio session, and the total (p95).",
 		"s").
-		Span(thirdWidth).
-		Thresholds(greenUntil(1.5)).
+		Span(thirdWidth), greenUntil(1.5)).
 		WithTarget(promRange(quantile(0.95, mListenOpen, phoneScope, rateInterval, lStage), "{{"+lStage+"}}"))
 }
 

@@ -98,3 +98,10 @@ func causeColorOverrides(p *timeseries.PanelBuilder) *timeseries.PanelBuilder {
 	}
 	return p
 }
+
+// withThresholdLine draws a timeseries panel's thresholds as a dashed line,
+// so the rule's limit is on the graph.
+func withThresholdLine(p *timeseries.PanelBuilder, t *dashboard.ThresholdsConfigBuilder) *timeseries.PanelBuilder {
+	return p.Thresholds(t).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
+}
