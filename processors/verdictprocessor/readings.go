@@ -301,7 +301,7 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 	}
 	t.bluetooth = bt
 	if t.bluetooth && t.btOutput == "" {
-		t.btOutput = "bluetooth"
+		t.btOutput = "a Bluetooth output"
 	}
 
 	events := span.Events()
