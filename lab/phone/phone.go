@@ -304,8 +304,15 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 
 	// The microphone opens: the audio session, then the engine's grant.
 	_ = live.Add(semconv.LiveMicEngines, 1)
+	// abort ends a turn cut short by its context (the lab interrupted) so its
+	// report still leaves, with what it has.
+	abort := func(err error) (*Report, error) {
+		_ = live.Add(semconv.LiveMicEngines, -1)
+		_ = turn.End()
+		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
+	}
 	if err := clk.sleepUntil(ctx, p.cfg.Session); err != nil {
-		return nil, err
+		return abort(err)
 	}
 	p.activations++
 	session := clk.now()
@@ -318,7 +325,7 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 
 	// She speaks; the recording is posted.
 	if err := clk.sleepUntil(ctx, total+p.cfg.Speech); err != nil {
-		return nil, err
+		return abort(err)
 	}
 	if plan.Leak != semconv.LiveMicEngines {
 		_ = live.Add(semconv.LiveMicEngines, -1)
@@ -365,7 +372,9 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 
 	// The reply's units are read aloud as their lines arrive.
 	unitsCh := make(chan *unit, 64)
+	hooked := make(chan struct{})
 	go func() {
+		defer close(hooked)
 		units := p.readLines(ctx, clk, posted.Turn, live, fail, unitsCh)
 		close(unitsCh)
 		if p.hooks.TakesArrived == nil {
@@ -377,7 +386,8 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		p.hooks.TakesArrived(rep.Index)
 	}()
 
-	p.play(ctx, clk, turn, plan, unitsCh, speechEnd, live, rep)
+	p.play(ctx, clk, turn, plan, unitsCh, speechEnd, live, rep, fail)
+	<-hooked // a fault the lab injects belongs to this turn
 
 	stopChecks()
 	rep.Checks = <-checksDone
@@ -495,7 +505,7 @@ func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.L
 // play reads the units aloud in order, in real time: each unit's bytes go
 // through the player model, no earlier than the end of the previous unit,
 // and the phone waits out the unit before the next.
-func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan, units <-chan *unit, speechEnd float64, live *instr.Live, rep *Report) {
+func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan, units <-chan *unit, speechEnd float64, live *instr.Live, rep *Report, fail func(string, error)) {
 	prevEnd := speechEnd
 	readingStart := -1.0
 	const btUnit = 2 // the route flaps during the second unit
@@ -508,7 +518,7 @@ func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan
 		ur := UnitReport{Index: u.index, Take: u.take, Queued: u.queued, Cushion: p.cfg.Player.Cushion}
 		if u.err != nil {
 			ur.Err = u.err.Error()
-			rep.Errors = append(rep.Errors, fmt.Sprintf("unit %d: %v", u.index, u.err))
+			fail(fmt.Sprintf("unit %d", u.index), u.err)
 		}
 		if u.take == "" {
 			rep.Units = append(rep.Units, ur)
