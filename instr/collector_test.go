@@ -90,7 +90,7 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 		}
 		want[turn.TraceID()] = tc.cause
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	for _, s := range []*SDK{engine, phone} {
 		if err := s.ForceFlush(ctx); err != nil {
@@ -99,7 +99,7 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 	}
 
 	got := map[string]string{}
-	testenv.WaitFor(t, 30*time.Second, "a verdict for every turn", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "a verdict for every turn", func() bool {
 		for id, cause := range readVerdicts(t, col.VerdictFile) {
 			got[id] = cause
 		}
@@ -118,7 +118,7 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 
 	// The phone's metrics and the verdict counters on the Prometheus endpoint.
 	var page string
-	testenv.WaitFor(t, 30*time.Second, "metrics on the Prometheus endpoint", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "metrics on the Prometheus endpoint", func() bool {
 		page = scrape(col.PromURL)
 		return strings.Contains(page, semconv.PromTurnsTotal) && strings.Contains(page, "pippa_voice_underruns_total")
 	})

@@ -170,7 +170,7 @@ func TestTurnAndTakeArriveWhole(t *testing.T) {
 
 	recordTurns(t, phone, clk, eng.URL)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, s := range []*SDK{engine, phone} {
 		if err := s.ForceFlush(ctx); err != nil {
