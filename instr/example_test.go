@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/percause/percause/instr"
@@ -19,8 +18,13 @@ import (
 // history, spools the batch on disk and sends it when it can.
 func Example_phone() {
 	ctx := context.Background()
-	spoolDir := filepath.Join(os.TempDir(), "pippa-example-spool")
-	defer os.RemoveAll(spoolDir) // the example cleans up; an app keeps its spool folder across launches
+	// An app keeps one spool folder across launches (for example under its
+	// caches folder); the example uses a fresh one and cleans up.
+	spoolDir, err := os.MkdirTemp("", "pippa-spool-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(spoolDir)
 
 	sdk, err := instr.Setup(ctx,
 		instr.WithServiceName(semconv.ServicePhone),

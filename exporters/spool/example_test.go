@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/percause/percause/exporters/otlp"
@@ -16,7 +15,10 @@ import (
 // the spool's goroutine sends it and removes it once the collector accepted
 // it. Here nothing listens, so the batch waits on disk for the next launch.
 func Example() {
-	dir := filepath.Join(os.TempDir(), "percause-spool-example")
+	dir, err := os.MkdirTemp("", "percause-spool-")
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer os.RemoveAll(dir)
 
 	client, err := otlp.NewClient("http://127.0.0.1:1") // nothing listens on port 1
