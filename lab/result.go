@@ -239,8 +239,8 @@ func (t TurnResult) Line() string {
 		mark = "MISMATCH"
 	}
 	detail := t.Evidence
-	if t.expect.Link != "" && len(t.Readings.LinkMessages) > 0 {
-		detail = fmt.Sprintf("status %q; %s", lastNonOK(t.Readings), detail)
+	if msg := lastNonOK(t.Readings); msg != "" {
+		detail = fmt.Sprintf("status %q; %s", msg, detail)
 	}
 	if t.expect.Missed != scenario.MissedAny {
 		detail = fmt.Sprintf("checks %d failed of %d; %s", t.Readings.ChecksFailed, t.Readings.Checks, detail)
@@ -251,11 +251,26 @@ func (t TurnResult) Line() string {
 	return fmt.Sprintf("%-14s %d  expected %-34s verdict %-10s %-8s %s", t.Scenario, t.Turn, t.Expected, verdict, mark, detail)
 }
 
+// lastNonOK is the last status line that named why the link was lost (or,
+// failing that, the last one shown); "" when the line never left OK.
 func lastNonOK(r Readings) string {
-	for i := len(r.LinkStatuses) - 1; i >= 0; i-- {
-		if r.LinkStatuses[i] != semconv.LinkStatusOK && r.LinkStatuses[i] != semconv.LinkStatusConnectionLost {
+	msg := func(i int) string {
+		if i < len(r.LinkMessages) && r.LinkMessages[i] != "" {
 			return r.LinkMessages[i]
 		}
+		return r.LinkStatuses[i]
 	}
-	return r.LinkMessages[len(r.LinkMessages)-1]
+	last := ""
+	for i := len(r.LinkStatuses) - 1; i >= 0; i-- {
+		switch r.LinkStatuses[i] {
+		case semconv.LinkStatusOK:
+		case semconv.LinkStatusConnectionLost:
+			if last == "" {
+				last = msg(i)
+			}
+		default:
+			return msg(i)
+		}
+	}
+	return last
 }
