@@ -50,6 +50,20 @@ func TestSpoolChild(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	switch os.Getenv(envChildMode) {
+	case "loop":
+		// Keep recording and spooling until killed; after each round, say
+		// which turns are on disk.
+		for {
+			_, turn := sdk.StartTurn(context.Background())
+			_ = turn.Unit(Unit{TakeID: "t1", Cushion: 1})
+			if err := turn.End(); err != nil {
+				t.Fatal(err)
+			}
+			if err := sdk.tp.ForceFlush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("SPOOLED instance=%s through=%d\n", sdk.InstanceID(), turn.Index())
+		}
 	case "hang":
 		// The collector is down: put every finished span and the metrics in
 		// the spool (on disk when these return), without waiting for delivery.
@@ -183,4 +197,60 @@ func TestSpoolSurvivesKill(t *testing.T) {
 	if rest = append(rest, torn...); len(rest) != 0 {
 		t.Errorf("spool not empty after delivery: %v", rest)
 	}
+}
+
+// TestSpoolSurvivesKillMidWrite kills a phone while it is writing batches
+// as fast as it can: whatever it reported on disk arrives after the
+// relaunch, nothing arrives twice, and a write cut short is never sent.
+func TestSpoolSurvivesKillMidWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	cmd, sc := startChild(t, spoolDir, "http://"+addr, "loop", 0)
+	var instance string
+	through := 0
+	for through < 20 { // let it write a while, then kill it mid-stream
+		f := strings.Fields(waitLine(t, sc, "SPOOLED"))
+		instance = strings.TrimPrefix(f[1], "instance=")
+		through, _ = strconv.Atoi(strings.TrimPrefix(f[2], "through="))
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	recv := newReceiver(t)
+	cmd2, sc2 := startChild(t, spoolDir, recv.URL(), "exit", 0)
+	waitLine(t, sc2, "DELIVERED")
+	if err := cmd2.Wait(); err != nil {
+		t.Fatalf("second launch: %v", err)
+	}
+	seen := map[int64]int{}
+	for _, s := range recv.spans() {
+		if s.span.Name == semconv.SpanVoiceTurn && s.res[semconv.ServiceInstanceID] == instance {
+			seen[attrMap(s.span.Attributes)[semconv.TurnIndex].(int64)]++
+		}
+	}
+	for i := 1; i <= through; i++ {
+		if seen[int64(i)] != 1 {
+			t.Errorf("turn %d (reported on disk before the kill) arrived %d times, want once", i, seen[int64(i)])
+		}
+	}
+	for i, n := range seen {
+		if n > 1 {
+			t.Errorf("turn %d arrived %d times", i, n)
+		}
+	}
+	if len(recv.bad) > 0 {
+		t.Errorf("the receiver refused: %v", recv.bad)
+	}
+	t.Logf("killed after turn %d was on disk; %d turns of that launch arrived", through, len(seen))
 }
