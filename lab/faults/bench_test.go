@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -41,7 +40,7 @@ func BenchmarkTransfer(b *testing.B) {
 				got, _ := io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				if got != n {
-					b.Fatal(fmt.Sprintf("%d bytes", got))
+					b.Fatalf("%d bytes", got)
 				}
 			}
 		})
