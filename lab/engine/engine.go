@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/lab/player"
 )
 
@@ -333,6 +335,7 @@ func (e *Engine) startBackend(ln net.Listener) {
 	handle := func(pattern string, h http.HandlerFunc) {
 		path := pattern[strings.Index(pattern, " ")+1:]
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			trace.SpanFromContext(r.Context()).SetAttributes(attribute.String(semconv.HTTPRoute, path))
 			e.mu.Lock()
 			e.calls[path]++
 			e.mu.Unlock()
@@ -349,6 +352,8 @@ func (e *Engine) startBackend(ln net.Listener) {
 	handle("POST "+PathUpload, e.upload)
 	h := otelhttp.NewHandler(mux, "engine",
 		otelhttp.WithTracerProvider(e.o.tp), otelhttp.WithPropagators(e.o.prop),
+		// Named for the route once the mux has matched it (otelhttp asks
+		// again after the handler), the method until then.
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			if r.Pattern != "" {
 				return r.Pattern

@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/percause/percause/lab/player"
 )
 
@@ -290,5 +294,29 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := New(WithTimeScale(-1)); err == nil {
 		t.Error("negative scale accepted")
+	}
+}
+
+// The engine continues the caller's trace: its server spans and the take's
+// span carry the trace ID of the traceparent the call came with.
+func TestContinuesTheCallersTrace(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	e, _ := newEngine(t, DefaultConfig(), WithTracing(tp, propagation.TraceContext{}))
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	req, _ := http.NewRequest(http.MethodPost, e.URL()+"/api/listen", nil)
+	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	if s := spans[0]; s.SpanContext.TraceID().String() != traceID || s.Name != "POST "+PathListen {
+		t.Errorf("span %q in trace %s", s.Name, s.SpanContext.TraceID())
 	}
 }
