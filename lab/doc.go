@@ -13,7 +13,10 @@
 // timeline, the live counts, the pool-reset tally, leads, the route and the
 // link status lines.
 //
-// Time scales down: at scale 20 a person-second lasts 50 ms, and every
-// reading is still recorded in person-seconds, so the collector's rules hold
-// unchanged.
+// Time scales down: at scale 5 (the default) a person-second lasts 200 ms and
+// every scenario runs at once, so the whole table takes about half a minute.
+// Every reading is still recorded in person-seconds, so the collector's rules
+// hold unchanged. A higher scale is quicker, and multiplies a busy machine's
+// scheduling delays by as much: 100 ms lost to another process reads as half
+// a second of a person's time at scale 5.
 package lab

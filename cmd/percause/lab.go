@@ -32,7 +32,7 @@ type labFlags struct {
 }
 
 func (f *labFlags) register(fs *flag.FlagSet) {
-	fs.Float64Var(&f.scale, "scale", lab.DefaultScale, "person-seconds per wall second (20: twenty seconds of a person's time in one)")
+	fs.Float64Var(&f.scale, "scale", lab.DefaultScale, "person-seconds per wall second (5: five seconds of a person's time in one; higher is quicker and more sensitive to a busy machine)")
 	fs.StringVar(&f.otlp, "otlp", "", "OTLP/HTTP base URL of a running collector (default: start `percause collector` on the embedded config)")
 	fs.StringVar(&f.verdicts, "verdicts", "", "the running collector's verdict file (with --otlp)")
 	fs.StringVar(&f.workDir, "work-dir", "", "keep spools and the collector's data here (default: a temporary folder)")
