@@ -183,11 +183,10 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := maxBy(res, lCause); !equalCounts(got, want) {
-				t.Errorf("%s: %s by primary cause is %v, the lab's verdicts %v "+
-					"(the Prometheus exporter adds a delta only when it starts where the previous one ended; "+
-					"the count connector's deltas do not, so each batch replaces the count: "+
-					"the metrics pipeline needs deltatocumulative before the exporter)",
-					r.scenario, promTurns, got, want)
+				// The Prometheus exporter adds a delta only when it starts
+				// where the previous one ended; otherwise each batch replaces
+				// the count (docs/decisions/0200-…).
+				t.Errorf("%s: %s by primary cause is %v, the lab's verdicts %v", r.scenario, promTurns, got, want)
 			}
 		}
 	})
