@@ -299,38 +299,39 @@ func BenchmarkProcessTraces(b *testing.B) {
 }
 
 // BenchmarkPendingTurnMemory reports the heap held per pending turn: turns
-// of 20 units, 4 of which underran on takes that have not arrived.
+// of 20 units, 4 of which underran on takes that have not arrived. Each
+// iteration leaves two more turns pending.
 func BenchmarkPendingTurnMemory(b *testing.B) {
-	const turns = 1000
 	body, offs := requestBytes(b)
 	u := ptrace.ProtoUnmarshaler{}
-	for i := 0; i < b.N; i++ {
-		cfg := createDefaultConfig().(*Config)
-		h := newHarness(b, cfg)
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxPending = 2*b.N + 2
+	h := newHarness(b, cfg)
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		stamp(body, offs, uint64(n+1))
+		td, err := u.UnmarshalTraces(body)
+		if err != nil {
+			b.Fatal(err)
+		}
 		// Without their takes: keep only the phone's spans.
-		var ms0, ms1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms0)
-		for n := 0; n < turns/2; n++ {
-			stamp(body, offs, uint64(n+1))
-			td, err := u.UnmarshalTraces(body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
-				v, _ := rs.Resource().Attributes().Get(semconv.ServiceName)
-				return v.Str() == semconv.ServiceEngine
-			})
-			if _, err := h.p.processTraces(context.Background(), td); err != nil {
-				b.Fatal(err)
-			}
+		td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+			v, _ := rs.Resource().Attributes().Get(semconv.ServiceName)
+			return v.Str() == semconv.ServiceEngine
+		})
+		if _, err := h.p.processTraces(context.Background(), td); err != nil {
+			b.Fatal(err)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&ms1)
-		if got := h.p.store.len(); got != turns {
-			b.Fatalf("%d pending, want %d", got, turns)
-		}
-		b.ReportMetric(float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/turns, "B/pending-turn")
-		runtime.KeepAlive(h)
 	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	if got := h.p.store.len(); got != 2*b.N {
+		b.Fatalf("%d pending, want %d", got, 2*b.N)
+	}
+	b.ReportMetric(float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/float64(2*b.N), "B/pending-turn")
+	runtime.KeepAlive(h)
 }
