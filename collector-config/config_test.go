@@ -1,4 +1,4 @@
-package collectorconfig
+package collectorconfig_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testenv"
 )
@@ -26,7 +27,7 @@ func TestEmbeddedIsLocalYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b, Local) {
+	if !bytes.Equal(b, collectorconfig.Local) {
 		t.Fatal("Local differs from local.yaml")
 	}
 }

@@ -15,3 +15,16 @@ import _ "embed"
 //
 //go:embed local.yaml
 var Local []byte
+
+// Environment variables local.yaml reads, each with a loopback or relative
+// default, so the demo, the lab and the tests can run a collector on free
+// ports and a folder of their own.
+const (
+	EnvOTLPEndpoint   = "PERCAUSE_OTLP_ENDPOINT"   // OTLP/HTTP in, host:port (127.0.0.1:4318)
+	EnvPromEndpoint   = "PERCAUSE_PROM_ENDPOINT"   // Prometheus metrics out, host:port (127.0.0.1:9464)
+	EnvHealthEndpoint = "PERCAUSE_HEALTH_ENDPOINT" // health_check, host:port (127.0.0.1:13133)
+	EnvTelemetryPort  = "PERCAUSE_TELEMETRY_PORT"  // the collector's own metrics on 127.0.0.1 (8888)
+	EnvDataDir        = "PERCAUSE_DATA_DIR"        // data folder (./percause-data)
+	EnvVerdictFile    = "PERCAUSE_VERDICT_FILE"    // traces with their verdicts, OTLP JSON lines (./percause-data/verdicts.jsonl)
+	EnvVerdictWait    = "PERCAUSE_VERDICT_WAIT"    // how long a turn waits for its takes (5s)
+)

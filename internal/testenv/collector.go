@@ -10,18 +10,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	collectorconfig "github.com/percause/percause/collector-config"
 )
 
 // Environment variables that collector-config/local.yaml reads (with
 // loopback defaults) so that each test gets its own ports and folders.
 const (
-	EnvOTLPEndpoint   = "PERCAUSE_OTLP_ENDPOINT"
-	EnvPromEndpoint   = "PERCAUSE_PROM_ENDPOINT"
-	EnvHealthEndpoint = "PERCAUSE_HEALTH_ENDPOINT"
-	EnvTelemetryPort  = "PERCAUSE_TELEMETRY_PORT"
-	EnvDataDir        = "PERCAUSE_DATA_DIR"
-	EnvVerdictFile    = "PERCAUSE_VERDICT_FILE"
-	EnvVerdictWait    = "PERCAUSE_VERDICT_WAIT"
+	EnvOTLPEndpoint   = collectorconfig.EnvOTLPEndpoint
+	EnvPromEndpoint   = collectorconfig.EnvPromEndpoint
+	EnvHealthEndpoint = collectorconfig.EnvHealthEndpoint
+	EnvTelemetryPort  = collectorconfig.EnvTelemetryPort
+	EnvDataDir        = collectorconfig.EnvDataDir
+	EnvVerdictFile    = collectorconfig.EnvVerdictFile
+	EnvVerdictWait    = collectorconfig.EnvVerdictWait
 )
 
 // collectorStartTimeout bounds how long a collector may take to report healthy.
