@@ -20,11 +20,15 @@ func bluetoothRouteChanges() cog.Builder[dashboard.Panel] {
 		WithTarget(promRange(sumGrowth(sel(mRouteChanges.prom(), phoneScope), stepWindow, lReason), "{{"+lReason+"}}"))
 }
 
-// bluetoothShareExpr is the share of the range's turns on a Bluetooth route.
+// bluetoothShareExpr is the share of the range's turns on a Bluetooth
+// route. With no series labelled by the route at all it returns nothing (the
+// panel says so) rather than a misleading 0; with only turns off Bluetooth
+// it returns 0.
 func bluetoothShareExpr() string {
 	turns := sel(mTurns.prom(), linkScope)
-	bt := sel(mTurns.prom(), with(linkScope, eq(lBluetooth, "true")))
-	return fmt.Sprintf("(%s or vector(0)) / %s", sumGrowth(bt, wholeRange), sumGrowth(turns, wholeRange))
+	on := sel(mTurns.prom(), with(linkScope, eq(lBluetooth, "true")))
+	off := sel(mTurns.prom(), with(linkScope, eq(lBluetooth, "false")))
+	return fmt.Sprintf("(%s or %s * 0) / %s", sumGrowth(on, wholeRange), sumGrowth(off, wholeRange), sumGrowth(turns, wholeRange))
 }
 
 func bluetoothShare() cog.Builder[dashboard.Panel] {
@@ -33,6 +37,7 @@ func bluetoothShare() cog.Builder[dashboard.Panel] {
 		"percentunit").
 		Span(thirdWidth).
 		Height(panelHeight).
+		NoValue("no turn carries " + semconv.RouteBluetooth).
 		WithTarget(promInstant(bluetoothShareExpr(), "bluetooth"))
 }
 
