@@ -22,10 +22,12 @@ import (
 )
 
 // The end-to-end proof: the real collector (percause collector on its
-// embedded default configuration), a real Prometheus scraping it and
-// evaluating the generated alert rules, a real Alertmanager, fed by the
-// real SDK with one scenario per cause. Every query of every panel,
-// annotation, variable and rule is read against it.
+// embedded default configuration, plus one exporter to a closed port), a
+// real Prometheus scraping it and evaluating the generated alert rules, and
+// a real Alertmanager, fed by the lab's scenarios (`percause lab run`, one
+// installation each) and by the real SDK for what no scenario produces.
+// Every query of every panel, annotation, variable and rule is read against
+// it.
 
 const (
 	// e2eRateInterval and e2eRange stand in for $__rate_interval and
