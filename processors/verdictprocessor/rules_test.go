@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"math"
 	"os"
 	"path/filepath"
@@ -130,6 +131,15 @@ func ruleCases() []ruleCase {
 				in(underrun(3, 1, 1.1, nil)),
 			},
 			want: []want{{cause: semconv.CauseSynthesis, causes: cs(semconv.CauseSynthesis)}},
+		},
+
+		{
+			// The turn says it read 3 units; one never comes.
+			name:  "units_missing",
+			steps: []step{in(unit(1, nil), unit(2, nil), turn(map[string]any{semconv.TurnUnits: int64(3)})), after(5 * time.Second)},
+			want: []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone), forced: forcedWait,
+				evidence: "forced after waiting 5s: 2 of 3 units arrived; no rule fired: 2 units, 0 underruns; not reported: pippa.pool.resets, live counts"}},
+			forced: map[string]int64{forcedWait: 1},
 		},
 
 		// Rule 2: Bluetooth.
@@ -502,6 +512,13 @@ func TestRules(t *testing.T) {
 			for i, w := range tc.want {
 				checkVerdict(t, got[i], w)
 			}
+			var pending int64
+			for _, n := range h.counter("otelcol_processor_verdict_pending_turns") {
+				pending += n
+			}
+			if pending != int64(h.p.store.len()) {
+				t.Errorf("pending_turns reads %d, %d traces are held", pending, h.p.store.len())
+			}
 			checkCounts(t, "dropped", h.counter("otelcol_processor_verdict_dropped"), tc.dropped)
 			checkCounts(t, "forced", h.counter("otelcol_processor_verdict_forced"), tc.forced)
 			verdictsByCause := h.counter("otelcol_processor_verdict_verdicts")
@@ -706,5 +723,42 @@ func TestVerdictSpanIDStable(t *testing.T) {
 	}
 	if a == verdictSpanID(traceID(2), spanID(2, 1)) {
 		t.Fatal("verdict span IDs of different turns collide")
+	}
+}
+
+// TestBounds: a hostile turn cannot grow the state or the evidence without
+// bound.
+func TestBounds(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	h := newHarness(t, cfg)
+	spans := []sp{turn(nil)}
+	for i := int64(1); i <= maxUnits+10; i++ {
+		u := underrun(i, 3, 0.7, map[string]any{semconv.TakeID: "missing-take-with-a-long-name"})
+		u.id = 0 // set below: more units than a byte of span ID
+		spans = append(spans, u)
+	}
+	td := build(1, spans[:1]...)
+	ss := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i, s := range spans[1:] {
+		one := build(1, s)
+		span := one.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+		span.SetSpanID(pcommon.SpanID{0xDD, 0, 0, 0, 0, 0, byte(i >> 8), byte(i)})
+		span.CopyTo(ss.AppendEmpty())
+	}
+	h.deliver(td)
+	h.advance(cfg.Wait)
+	v := h.verdicts()
+	if len(v) != 1 {
+		t.Fatalf("%d verdicts", len(v))
+	}
+	ev, _ := v[0].Attributes().Get(semconv.VerdictEvidence)
+	if n := len(ev.Str()); n > maxEvidence+len("…") {
+		t.Errorf("evidence is %d bytes", n)
+	}
+	if !strings.HasSuffix(ev.Str(), "…") {
+		t.Errorf("cut evidence does not say so: %q", ev.Str())
+	}
+	if got := h.counter("otelcol_processor_verdict_dropped")[dropUnitLimit]; got != 10 {
+		t.Errorf("dropped{unit_limit} = %d, want 10", got)
 	}
 }
