@@ -202,6 +202,10 @@ func Run(ctx context.Context, scenarios []scenario.Scenario, opts ...Option) (*R
 		res.Turns = append(res.Turns, turns...)
 	}
 	if err := errors.Join(errs...); err != nil {
+		res.Wall = time.Since(start)
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("lab: interrupted: %w", ctx.Err())
+		}
 		return res, err
 	}
 	// The verdicts come back through the collector.
@@ -324,6 +328,9 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 	}}
 
 	for i, t := range s.Turns {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		want := t.Lanes
 		if want == "" {
 			want = scenario.LanesSplit
@@ -389,7 +396,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		ln.busy.Store(false)
 		fx.wg.Wait() // the engine is back, the device online
 		_ = proxy.SetShape(faults.Shape{})
-		if err != nil && rep == nil {
+		if err != nil {
 			return out, fmt.Errorf("lab: %s turn %d: %w", s.Name, i+1, err)
 		}
 		fctx, cancel := context.WithTimeout(ctx, flushTimeout)

@@ -87,6 +87,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  ran %-14s turn %d  trace %s\n", t.Scenario, t.Turn, t.TraceID)
 	}))
 	res, err := lab.Run(ctx, scenario.All, opts...)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "demo: interrupted")
+		return 130
+	}
 	if res != nil {
 		printDemo(stdout, res, prom, verdictFile, lf.workDir != "" || *hold)
 	}

@@ -106,6 +106,10 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	res, err := lab.Run(ctx, scs, opts...)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "lab run: interrupted")
+		return 130
+	}
 	if res != nil {
 		if *asJSON {
 			if werr := lab.WriteJSON(stdout, res.Turns); werr != nil {
