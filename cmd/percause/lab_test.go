@@ -55,7 +55,7 @@ func TestLabRunJSON(t *testing.T) {
 	bin := testenv.PercauseBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "lab", "run", "--scenario", "healthy", "--json", "--scale", "5")
+	cmd := exec.CommandContext(ctx, bin, "lab", "run", "--scenario", "healthy", "--json", "--scale", "2.5")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
