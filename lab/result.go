@@ -35,6 +35,14 @@ type TurnResult struct {
 	OK       bool     `json:"ok"`
 	Mismatch string   `json:"mismatch,omitempty"`
 	Readings Readings `json:"readings"`
+	// HostStall is the longest pause of the lab's own process during the
+	// turn, in person-seconds; Disturbed says it exceeded
+	// DefaultStallLimit, so the turn's timing readings may be the host's.
+	HostStall float64 `json:"host_stall"`
+	Disturbed bool    `json:"disturbed"`
+	// Attempt is 2 when the scenario ran again because a disturbed turn of
+	// its first run missed its expectation.
+	Attempt int `json:"attempt,omitempty"`
 
 	expect scenario.Expect
 }
@@ -247,6 +255,12 @@ func (t TurnResult) Line() string {
 	}
 	if !t.OK {
 		detail = t.Mismatch + " | " + detail
+		if t.Disturbed {
+			detail = fmt.Sprintf("(the lab's host stalled %.1f s) %s", t.HostStall, detail)
+		}
+	}
+	if t.Attempt > 1 {
+		detail = "(second run: the first was disturbed by its host) " + detail
 	}
 	return fmt.Sprintf("%-14s %d  expected %-34s verdict %-10s %-8s %s", t.Scenario, t.Turn, t.Expected, verdict, mark, detail)
 }
