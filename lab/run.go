@@ -132,8 +132,8 @@ func (r *Result) Mismatches() int {
 	return n
 }
 
-// Run runs the scenarios one after another and returns every turn with its
-// verdict. An error means the lab itself could not run (a turn that merely
+// Run runs the scenarios (up to WithParallel at once, each on an engine,
+// proxy and phone of its own) and returns every turn with its verdict. An error means the lab itself could not run (a turn that merely
 // disagrees with its expectation is a mismatch in the result, not an error).
 func Run(ctx context.Context, scenarios []scenario.Scenario, opts ...Option) (*Result, error) {
 	cfg := config{scale: DefaultScale, verdictTimeout: DefaultVerdictTimeout, parallel: DefaultParallel,
@@ -403,11 +403,18 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 			if err != nil {
 				return out, err
 			}
+			// The hooks hold this launch's SDK and phone, never a later
+			// launch's: a call of a closed client may still be finishing.
+			live, launched := ln.sdk.Live(), new(*phone.Phone)
 			lopts := []lanes.Option{lanes.WithTimeScale(cfg.scale),
 				lanes.WithTracerProvider(ln.sdk.TracerProvider()), lanes.WithMeterProvider(ln.sdk.MeterProvider()),
 				lanes.WithPropagator(instr.Propagator()), lanes.WithLogger(cfg.log),
-				lanes.WithInFlightHook(func(_ string, d int) { _ = ln.sdk.Live().Add(semconv.LiveRepliesInFlight, d) }),
-				lanes.WithResetHook(func(rs lanes.Reset) { ph.OnReset(rs) }),
+				lanes.WithInFlightHook(func(_ string, d int) { _ = live.Add(semconv.LiveRepliesInFlight, d) }),
+				lanes.WithResetHook(func(rs lanes.Reset) {
+					if p := *launched; p != nil {
+						p.OnReset(rs)
+					}
+				}),
 			}
 			if want == scenario.LanesShared {
 				lopts = append(lopts, lanes.WithSharedPool())
@@ -422,6 +429,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 			if err != nil {
 				return out, err
 			}
+			*launched = ph
 			arrange = want
 			if err := ph.Warm(ctx); err != nil {
 				cfg.log.Warn("lab: phone warm-up", "err", err)
