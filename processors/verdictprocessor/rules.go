@@ -64,6 +64,19 @@ func (f *findings) fired(cause string) bool { return len(f.evidence[cause]) > 0 
 // secs formats seconds the way the evidence prints them.
 func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
 
+// secsApart formats a reading and the threshold it is compared with, with
+// as many decimals as it takes (2 to 6) for two different values to read
+// differently: a need of 1.504 s against a 1.50 s cushion reads
+// "1.504 s > 1.500 s", not "1.50 s > 1.50 s".
+func secsApart(a, b float64) (string, string) {
+	for prec := 2; ; prec++ {
+		sa, sb := strconv.FormatFloat(a, 'f', prec, 64), strconv.FormatFloat(b, 'f', prec, 64)
+		if sa != sb || a == b || prec == 6 {
+			return sa + " s", sb + " s"
+		}
+	}
+}
+
 // decide applies the rules of ARCHITECTURE.md to one pending trace. It reads
 // only that trace: the cross-turn rules read the history the turn carries.
 func decide(p *pendingTrace, cfg *Config, forced string) verdict {
@@ -100,10 +113,12 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 		case tk.problem != "":
 			problems = append(problems, tk.problem)
 		case tk.need > u.cushion:
-			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.id, secs(tk.need), secs(u.cushion)))
+			need, cushion := secsApart(tk.need, u.cushion)
+			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.id, need, cushion))
 			f.silent[semconv.CauseSynthesis] += u.silent
 		default:
-			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.id, secs(tk.need), secs(u.cushion)))
+			need, cushion := secsApart(tk.need, u.cushion)
+			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.id, need, cushion))
 			f.silent[semconv.CauseNetwork] += u.silent
 		}
 	}
@@ -133,11 +148,13 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 	late := -rules.LateLead.Seconds()
 	for _, u := range units {
 		if u.hasLead && u.lead < late {
-			f.add(semconv.CauseWait, fmt.Sprintf("unit %d queued late: lead %.2f s < %.2f s", u.index, u.lead, late))
+			lead, limit := secsApart(u.lead, late)
+			f.add(semconv.CauseWait, fmt.Sprintf("unit %d queued late: lead %s < %s", u.index, lead, limit))
 		}
 	}
 	if total, stage, slowest, ok := micOpen(t); ok && total > rules.MicOpenLimit.Seconds() {
-		s := fmt.Sprintf("microphone open %s > %s", secs(total), secs(rules.MicOpenLimit.Seconds()))
+		open, limit := secsApart(total, rules.MicOpenLimit.Seconds())
+		s := fmt.Sprintf("microphone open %s > %s", open, limit)
 		if stage != "" {
 			s += fmt.Sprintf(", slowest stage %s %s", stage, secs(slowest))
 		}
