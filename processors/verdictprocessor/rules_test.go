@@ -447,6 +447,98 @@ func ruleCases() []ruleCase {
 			steps: []step{in(take("t1", 2.0, nil), underrun(1, 1, 0.5, nil), unit(2, map[string]any{semconv.UnitLead: "late"}), turn(nil))},
 			want:  []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown, semconv.CauseSynthesis)}},
 		},
+
+		// Each threshold from both sides: the cases above hold a reading at
+		// its threshold (not firing); these hold it just past (firing), and
+		// the evidence still tells the two numbers apart.
+		{
+			name:  "need_a_hair_above_cushion",
+			steps: []step{in(take("t1", 1.504, nil), underrun(1, 1, 0.3, nil), turn(nil))},
+			want: []want{{cause: semconv.CauseSynthesis, causes: cs(semconv.CauseSynthesis),
+				evidence: "unit 1: 1 underrun, 0.30 s silent; take t1 need 1.504 s > cushion 1.500 s"}},
+		},
+		{
+			name:  "wait_lead_just_past_threshold",
+			steps: []step{in(unit(1, nil), unit(2, map[string]any{semconv.UnitLead: -0.11}), turn(nil))},
+			want:  []want{{cause: semconv.CauseWait, causes: cs(semconv.CauseWait), evidence: "unit 2 queued late: lead -0.11 s < -0.10 s"}},
+		},
+		{
+			name: "wait_mic_open_just_over_limit",
+			steps: []step{in(unit(1, nil), turn(map[string]any{
+				semconv.ListenGrant: 0.5, semconv.ListenSession: 1.0, semconv.ListenTotal: 1.501,
+			}))},
+			want: []want{{cause: semconv.CauseWait, causes: cs(semconv.CauseWait),
+				evidence: "microphone open 1.501 s > 1.500 s, slowest stage session 1.00 s"}},
+		},
+		{
+			// Without a reported total, the stages add up to it.
+			name: "wait_mic_open_from_stages",
+			steps: []step{in(unit(1, nil), turn(map[string]any{
+				semconv.ListenGrant: 0.9, semconv.ListenSession: 0.7,
+			}))},
+			want: []want{{cause: semconv.CauseWait, causes: cs(semconv.CauseWait),
+				evidence: "microphone open 1.60 s > 1.50 s, slowest stage grant 0.90 s"}},
+		},
+		{
+			// The thresholds are configuration: past the defaults, within these.
+			name: "wait_custom_thresholds",
+			cfg: func(c *Config) {
+				c.Rules.LateLead = 250 * time.Millisecond
+				c.Rules.MicOpenLimit = 2 * time.Second
+			},
+			steps: []step{in(unit(1, nil), unit(2, map[string]any{semconv.UnitLead: -0.2}), turn(map[string]any{semconv.ListenTotal: 1.8}))},
+			want:  []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone)}},
+		},
+		{
+			// A Bluetooth route alone, without a stutter, is no cause.
+			name:  "bluetooth_without_stutter",
+			steps: []step{in(unit(1, nil), turn(bt))},
+			want:  []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone)}},
+		},
+		{
+			// A route change the moment she begins reading (at 0 s) on a turn
+			// that stuttered on the speaker: the route, not the stream.
+			name:  "route_change_at_start_on_stuttered_turn",
+			steps: []step{in(unit(1, nil), turn(map[string]any{semconv.TurnStutter: true, semconv.RouteOutputs: []any{"builtin_speaker"}}, routeChange(0)))},
+			want: []want{{cause: semconv.CauseBluetooth, causes: cs(semconv.CauseBluetooth),
+				evidence: "route change at 0.00 s (new_device_available) on a turn that stuttered"}},
+		},
+		{
+			// Rose on the first two steps, flat on the last: not rising.
+			name: "state_flat_last_turn",
+			steps: []step{in(unit(1, nil), turn(map[string]any{
+				semconv.LiveAttr(semconv.LiveAudioQueues): int64(4), semconv.LiveBeforeAttr(semconv.LiveAudioQueues): []any{int64(2), int64(3), int64(4)},
+			}))},
+			want: []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone)}},
+		},
+		{
+			// A launch's first turn at 0 (no .before): not movement.
+			name:  "pool_first_turn_at_zero",
+			steps: []step{in(unit(1, nil), turn(map[string]any{semconv.TurnIndex: int64(1), semconv.PoolResets: int64(0)}))},
+			want:  []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone)}},
+		},
+		{
+			// Equal silence on the network and on synthesis: the measured
+			// order breaks the tie, network first.
+			name: "mixed_underruns_tie",
+			steps: []step{in(
+				take("t1", 0.2, nil), take("t2", 2.5, nil),
+				underrun(1, 1, 0.6, nil), underrun(2, 1, 0.6, nil), turn(nil),
+			)},
+			want: []want{{cause: semconv.CauseNetwork, causes: cs(semconv.CauseNetwork, semconv.CauseSynthesis)}},
+		},
+		{
+			// The missing take's underrun was the longest silence: unknown
+			// is the primary, the network still implicated.
+			name: "mixed_unknown_most_silent",
+			steps: []step{in(
+				take("t1", 0.2, nil), underrun(1, 1, 0.3, nil), underrun(2, 2, 1.0, nil),
+				turn(map[string]any{semconv.ListenTotal: 2.0}),
+			), after(5 * time.Second)},
+			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown, semconv.CauseNetwork, semconv.CauseWait), forced: forcedWait,
+				contains: []string{"take t2 never arrived", "need 0.20 s ≤ cushion 1.50 s", "microphone open 2.00 s > 1.50 s"}}},
+			forced: map[string]int64{forcedWait: 1},
+		},
 	}
 }
 
