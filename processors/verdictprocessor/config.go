@@ -93,28 +93,33 @@ func createDefaultConfig() component.Config {
 }
 
 // Validate checks the configuration; the collector calls it before start.
+// Each error wraps one of the Err… values above (errors.Is) and says what
+// was configured.
 func (c *Config) Validate() error {
 	var errs error
+	bad := func(err error, format string, args ...any) {
+		errs = errors.Join(errs, fmt.Errorf("%w: "+format, append([]any{err}, args...)...))
+	}
 	if c.Wait <= 0 {
-		errs = errors.Join(errs, ErrWaitNotPositive)
+		bad(ErrWaitNotPositive, "wait is %s", c.Wait)
 	}
 	if c.MaxAge < c.Wait {
-		errs = errors.Join(errs, ErrMaxAgeBelowWait)
+		bad(ErrMaxAgeBelowWait, "max_age %s < wait %s", c.MaxAge, c.Wait)
 	}
 	if c.MaxPending <= 0 {
-		errs = errors.Join(errs, ErrMaxPendingNotPositive)
+		bad(ErrMaxPendingNotPositive, "max_pending is %d", c.MaxPending)
 	}
 	if c.DecidedCacheSize <= 0 {
-		errs = errors.Join(errs, ErrDecidedCacheNotPositive)
+		bad(ErrDecidedCacheNotPositive, "decided_cache_size is %d", c.DecidedCacheSize)
 	}
 	if c.Rules.LateLead < 0 {
-		errs = errors.Join(errs, ErrLateLeadNegative)
+		bad(ErrLateLeadNegative, "late_lead is %s", c.Rules.LateLead)
 	}
 	if c.Rules.MicOpenLimit <= 0 {
-		errs = errors.Join(errs, ErrMicOpenLimitNotPositive)
+		bad(ErrMicOpenLimitNotPositive, "mic_open_limit is %s", c.Rules.MicOpenLimit)
 	}
 	if c.Rules.RisingTurns < 1 || c.Rules.RisingTurns > semconv.LiveHistory {
-		errs = errors.Join(errs, ErrRisingTurnsRange)
+		bad(ErrRisingTurnsRange, "rising_turns is %d", c.Rules.RisingTurns)
 	}
 	return errs
 }

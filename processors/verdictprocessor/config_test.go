@@ -3,6 +3,7 @@ package verdictprocessor
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,32 @@ func TestDefaultThresholds(t *testing.T) {
 	}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidateSaysWhat: every error names the configured value, and all
+// problems are reported at once.
+func TestValidateSaysWhat(t *testing.T) {
+	c := createDefaultConfig().(*Config)
+	c.Wait, c.MaxAge, c.MaxPending, c.DecidedCacheSize = 10*time.Second, 5*time.Second, -1, 0
+	c.Rules = RulesConfig{LateLead: -time.Millisecond, MicOpenLimit: 0, RisingTurns: 4}
+	err := c.Validate()
+	for _, want := range []struct {
+		err  error
+		text string
+	}{
+		{ErrMaxAgeBelowWait, "max_age 5s < wait 10s"},
+		{ErrMaxPendingNotPositive, "max_pending is -1"},
+		{ErrDecidedCacheNotPositive, "decided_cache_size is 0"},
+		{ErrLateLeadNegative, "late_lead is -1ms"},
+		{ErrMicOpenLimitNotPositive, "mic_open_limit is 0s"},
+		{ErrRisingTurnsRange, "rising_turns is 4"},
+	} {
+		if !errors.Is(err, want.err) {
+			t.Errorf("Validate() = %v, want it to include %v", err, want.err)
+		}
+		if err == nil || !strings.Contains(err.Error(), want.text) {
+			t.Errorf("Validate() = %v, want it to say %q", err, want.text)
+		}
 	}
 }
