@@ -45,6 +45,9 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := "PERCAUSE_OTLP_TOKEN=test-token"
+	// validate checks that the gateway names a certificate and key; it does
+	// not read them (TestGatewayTokenOverTLS runs it with real ones).
+	tlsFiles := []string{"PERCAUSE_TLS_CERT_FILE=gateway.crt", "PERCAUSE_TLS_KEY_FILE=gateway.key"}
 	type run struct {
 		name string
 		args []string
@@ -56,7 +59,7 @@ func TestValidate(t *testing.T) {
 		if f == agentFile {
 			continue
 		}
-		runs = append(runs, run{name: f, args: []string{"--config", f}, env: []string{token}})
+		runs = append(runs, run{name: f, args: []string{"--config", f}, env: append([]string{token}, tlsFiles...)})
 	}
 	runs = append(runs,
 		run{name: "embedded default", args: nil},
@@ -64,6 +67,8 @@ func TestValidate(t *testing.T) {
 			env: []string{token, "PERCAUSE_METRICS_EXPORTERS=[prometheus, prometheusremotewrite]"}},
 		// The checks are real: a compose collector without its token fails.
 		run{name: "compose.yaml without a token", args: []string{"--config", "compose.yaml"}, fail: "no bearer token"},
+		run{name: "gateway.yaml without a token", args: []string{"--config", "gateway.yaml"}, env: tlsFiles, fail: "no bearer token"},
+		run{name: "gateway.yaml without TLS", args: []string{"--config", "gateway.yaml"}, env: []string{token}, fail: "certificate and key"},
 		run{name: "local.yaml with a bad verdict wait", args: []string{"--config", "local.yaml"},
 			env: []string{"PERCAUSE_VERDICT_WAIT=0s"}, fail: "wait must be positive"},
 	)
@@ -211,3 +216,61 @@ func TestAgentRoutesByTraceID(t *testing.T) {
 }
 
 func toString(v any) string { return fmt.Sprint(v) }
+
+// TestExposedConfigsAuthenticate: every configuration that listens beyond
+// loopback (compose, the scale-out pair) makes each OTLP protocol it opens
+// ask for a bearer token; every token comes from the environment, never the
+// file; and no token is sent over a connection marked insecure (gRPC would
+// refuse to send it, and it must not cross the network in clear).
+func TestExposedConfigsAuthenticate(t *testing.T) {
+	tokenRE := regexp.MustCompile(`^\$\{env:[A-Z_]+\}$`)
+	for _, f := range []string{"compose.yaml", "gateway.yaml", agentFile} {
+		raw := map[string]any{}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &raw); err != nil {
+			t.Fatal(err)
+		}
+		exts, _ := get(t, raw, "extensions").(map[string]any)
+		for name, ext := range exts {
+			if !strings.HasPrefix(name, "bearertokenauth") {
+				continue
+			}
+			if tok, _ := get(t, ext, "token").(string); !tokenRE.MatchString(tok) {
+				t.Errorf("%s: %s token is %q, want ${env:NAME} (no secret in the file)", f, name, tok)
+			}
+		}
+		protocols, _ := get(t, raw, "receivers", "otlp", "protocols").(map[string]any)
+		if len(protocols) == 0 {
+			t.Fatalf("%s opens no OTLP protocol", f)
+		}
+		for proto, p := range protocols {
+			auth, _ := get(t, p, "auth", "authenticator").(string)
+			if !strings.HasPrefix(auth, "bearertokenauth") {
+				t.Errorf("%s: OTLP/%s in has authenticator %q, want a bearer token", f, proto, auth)
+			}
+			if _, ok := exts[auth]; !ok {
+				t.Errorf("%s: OTLP/%s in names authenticator %q, which is not configured", f, proto, auth)
+			}
+			if proto == "grpc" && get(t, p, "tls") == nil {
+				t.Errorf("%s: OTLP/gRPC in without TLS: a gRPC client sends its token over TLS only", f)
+			}
+		}
+		exps, _ := get(t, raw, "exporters").(map[string]any)
+		for name, e := range exps {
+			em, _ := e.(map[string]any)
+			client := em
+			if proto, ok := em["protocol"].(map[string]any); ok { // load-balancing exporter
+				client, _ = proto["otlp"].(map[string]any)
+			}
+			if client == nil || client["auth"] == nil {
+				continue
+			}
+			if tlsCfg, _ := client["tls"].(map[string]any); tlsCfg != nil && tlsCfg["insecure"] == true {
+				t.Errorf("%s: exporter %s sends a bearer token over a connection marked insecure", f, name)
+			}
+		}
+	}
+}
