@@ -9,6 +9,7 @@ import (
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/percause/percause/exporters/otlp"
 	"github.com/percause/percause/exporters/spool"
@@ -66,15 +67,45 @@ func setupSDK(ctx context.Context, endpoint, dir string, scale float64, c *captu
 	return l, nil
 }
 
+// setupLostSDK builds an SDK whose export never reaches the collector (a
+// process whose telemetry is lost on the way): the lab still keeps its copy
+// of every span for the readings.
+func setupLostSDK(ctx context.Context, scale float64, c *capture, log *slog.Logger, opts ...instr.Option) (*launch, error) {
+	all := append([]instr.Option{
+		instr.WithTimeScale(scale),
+		instr.WithSpanExporter(tee{next: lost{}, c: c}),
+		instr.WithMetricReader(sdkmetric.NewManualReader()),
+		instr.WithFlushInterval(flushInterval),
+		instr.WithLogger(log),
+	}, opts...)
+	sdk, err := instr.Setup(ctx, all...)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	return &launch{sdk: sdk}, nil
+}
+
+// lost is an exporter whose batches never arrive anywhere.
+type lost struct{}
+
+func (lost) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (lost) Shutdown(context.Context) error                             { return nil }
+
 // flush spools what the SDK holds and delivers the spool.
 func (l *launch) flush(ctx context.Context) error {
-	return errors.Join(l.sdk.ForceFlush(ctx), l.spool.Flush(ctx))
+	err := l.sdk.ForceFlush(ctx)
+	if l.spool != nil {
+		err = errors.Join(err, l.spool.Flush(ctx))
+	}
+	return err
 }
 
 // shutdown ends the launch, delivering what it can within ctx.
 func (l *launch) shutdown(ctx context.Context) error {
 	err := l.sdk.Shutdown(ctx)
-	err = errors.Join(err, l.spool.Flush(ctx), l.spool.Close())
-	l.client.Close()
+	if l.spool != nil {
+		err = errors.Join(err, l.spool.Flush(ctx), l.spool.Close())
+		l.client.Close()
+	}
 	return err
 }

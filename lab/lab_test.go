@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,5 +270,20 @@ func TestRunRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := Run(ctx, []scenario.Scenario{{Name: "x"}}, WithCollectorBinary("x")); err == nil {
 		t.Error("a scenario without turns accepted")
+	}
+}
+
+// The engine's takes are made (the lab's copy of its spans has them) but
+// never reach the collector: the verdict names the missing takes instead of
+// guessing network or synthesis.
+func TestLostTakes(t *testing.T) {
+	turns := turnsOf(t, "lost-takes")
+	verdictsAsExpected(t, turns)
+	r := turns[0].Readings
+	if r.Underruns == 0 || r.Takes == 0 {
+		t.Errorf("%d underruns, %d takes made", r.Underruns, r.Takes)
+	}
+	if !strings.Contains(turns[0].Evidence, "never arrived") {
+		t.Errorf("evidence %q does not say a take never arrived", turns[0].Evidence)
 	}
 }

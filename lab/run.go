@@ -327,8 +327,14 @@ func (f *faultsNow) get() scenario.Turn {
 // scenario runs one scenario on a fresh engine, proxy and phone.
 func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResult, error) {
 	cfg := r.cfg
-	eng, err := setupSDK(ctx, r.otlp, r.dir("engine-"+s.Name), cfg.scale, r.capture, cfg.log,
-		instr.WithServiceName(semconv.ServiceEngine))
+	var eng *launch
+	var err error
+	if s.EngineTelemetryLost {
+		eng, err = setupLostSDK(ctx, cfg.scale, r.capture, cfg.log, instr.WithServiceName(semconv.ServiceEngine))
+	} else {
+		eng, err = setupSDK(ctx, r.otlp, r.dir("engine-"+s.Name), cfg.scale, r.capture, cfg.log,
+			instr.WithServiceName(semconv.ServiceEngine))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,9 @@ type Scenario struct {
 	Name    string
 	Summary string
 	Turns   []Turn
+	// EngineTelemetryLost cuts the engine's export: its takes are made and
+	// streamed, but their spans never reach the collector.
+	EngineTelemetryLost bool
 }
 
 // Defaults of a turn.
@@ -233,6 +236,15 @@ var All = []Scenario{
 			Expect:     Expect{Link: semconv.LinkStatusDeviceOffline, Missed: MissedSome},
 			OfflineFor: 12, Reply: longReply,
 		}},
+	},
+	{
+		Name:    "lost-takes",
+		Summary: "underruns on a slow link while the engine's telemetry never arrives: the verdict says which takes are missing",
+		Turns: []Turn{{
+			Expect: Expect{Cause: semconv.CauseUnknown},
+			Shape:  faults.Shape{Bandwidth: 0.5 * audioBytes},
+		}},
+		EngineTelemetryLost: true,
 	},
 	{
 		Name:    "burst",
