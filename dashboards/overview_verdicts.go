@@ -18,12 +18,15 @@ var causeOrder = semconv.Causes
 // recentVerdicts is how many verdicts the recent-turns table lists.
 const recentVerdicts = 30
 
+// primaryRule is how the verdict processor chooses a turn's primary cause,
+// and what unknown means; the panels that count primary causes state it.
+const primaryRule = "The primary cause: on a turn with underruns, the underrun cause with the most silent seconds; " +
+	"otherwise the first rule that fired of bluetooth, wait, pool, state; otherwise none. " +
+	"unknown: an underrun whose take never reached the collector, or a reading that could not be read (bad input, named in the evidence)."
+
 func turnsByCause() cog.Builder[dashboard.Panel] {
 	return causeColorOverrides(barsPanel("Turns by primary cause",
-		"Every turn counted once under its primary cause (percause_turns_total). "+
-			"The primary cause: on a turn with underruns, the underrun cause with the most silent seconds; "+
-			"otherwise the first rule that fired of bluetooth, wait, pool, state; otherwise none. "+
-			"unknown: an underrun whose take never reached the collector.",
+		"Every turn counted once under its primary cause (percause_turns_total). "+primaryRule,
 		"short").
 		Span(fullWidth).
 		WithTarget(promRange(sumGrowth(sel(promTurns, verdictScope), stepWindow, lCause), "{{"+lCause+"}}")))
@@ -33,7 +36,7 @@ func causeShares() cog.Builder[dashboard.Panel] {
 	return piechart.NewPanelBuilder().
 		Title("Share of turns by primary cause").
 		Description("The selected range's turns split by primary cause: how much of the breaking up each cause explains. " +
-			"A day that was clean is all none.").
+			"A day that was clean is all none. " + primaryRule).
 		Datasource(promDS()).
 		Height(panelHeight).
 		Span(thirdWidth).
