@@ -107,6 +107,37 @@ func ruleCases() []ruleTest {
 			},
 		},
 		{
+			// The collector keeps serving a launch's last tally for a day
+			// (metric_expiration), so the old launch's series goes on beside
+			// the new one: two flat series, neither moving.
+			Name: "relaunch while the old launch's tally is still exported: quiet",
+			InputSeries: []series{
+				pool("l1", semconv.LaneControl, "3x40"),
+				pool("l1", semconv.LaneBulk, "1x40"),
+				pool("l2", semconv.LaneControl, "_x20 0x20"),
+				pool("l2", semconv.LaneBulk, "_x20 0x20"),
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "15m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "21m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "25m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "35m", Alertname: AlertPoolResetMoved},
+			},
+		},
+		{
+			// The new launch heals: that is movement, whatever the old
+			// launch's tally was.
+			Name: "the new launch's tally moves after a relaunch: fires",
+			InputSeries: []series{
+				pool("l1", semconv.LaneControl, "3x40"),
+				pool("l2", semconv.LaneControl, "_x20 0x5 1x15"),
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "24m", Alertname: AlertPoolResetMoved},
+				{EvalTime: "27m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+			},
+		},
+		{
 			Name: "a launch whose first export already carries a heal (a new series born at 1): fires",
 			InputSeries: []series{
 				pool("l1", semconv.LaneControl, "2x20 _x20"),
