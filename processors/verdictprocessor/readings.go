@@ -74,6 +74,10 @@ type unitReading struct {
 	lead      float64
 	hasLead   bool
 	problems  []string
+	// underrunBad: a reading rule 1 needs (index, take, underruns, silent,
+	// cushion) is bad, so the unit's underrun cannot be read. A bad lead
+	// alone leaves the underrun readable.
+	underrunBad bool
 }
 
 // takeReading is what the rules need from a tts.take span.
@@ -409,6 +413,7 @@ func readUnit(span ptrace.Span) unitReading {
 			r.note("underran but names no take (%s)", semconv.TakeID)
 		}
 	}
+	u.underrunBad = len(r.problems) > 0
 	u.lead, u.hasLead = r.number(semconv.UnitLead)
 	u.problems = r.problems
 	return u

@@ -100,7 +100,7 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 		u := &units[i]
 		problems = appendAll(problems, u.problems)
 		v.underruns += u.underruns
-		if u.underruns == 0 || len(u.problems) > 0 {
+		if u.underruns == 0 || u.underrunBad {
 			continue
 		}
 		v.silent += u.silent

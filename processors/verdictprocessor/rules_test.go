@@ -442,6 +442,14 @@ func ruleCases() []ruleCase {
 			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), evidence: "bad input: voice.turn: pippa.live.players.before[1] is a str, want an integer"}},
 		},
 		{
+			// A bad lead on the unit that underran leaves its underrun
+			// readable: unknown for the lead, synthesis still implicated.
+			name:  "bad_lead_on_an_underrun",
+			steps: []step{in(take("t1", 2.0, nil), underrun(1, 1, 0.5, map[string]any{semconv.UnitLead: "late"}), turn(nil))},
+			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown, semconv.CauseSynthesis),
+				evidence: "bad input: unit 1: pippa.unit.lead is a str, want a number; unit 1: 1 underrun, 0.50 s silent; take t1 need 2.00 s > cushion 1.50 s"}},
+		},
+		{
 			// Bad input does not hide what the rules could read.
 			name:  "bad_input_beside_a_cause",
 			steps: []step{in(take("t1", 2.0, nil), underrun(1, 1, 0.5, nil), unit(2, map[string]any{semconv.UnitLead: "late"}), turn(nil))},

@@ -59,7 +59,7 @@ func (p *pendingTrace) missingTakes() []string {
 	var out []string
 	for i := range p.units {
 		u := &p.units[i]
-		if u.underruns == 0 || u.takeID == "" || len(u.problems) > 0 {
+		if u.underruns == 0 || u.takeID == "" || u.underrunBad {
 			continue
 		}
 		if _, ok := p.take(u.takeID); ok {
