@@ -19,7 +19,7 @@
 //
 // The messages are registered once as Warnables, in the manner of Tailscale's
 // health package: a code, a title, a text built from named arguments,
-// DependsOn (a warning is hidden while one it depends on is active: an
+// DependsOn (a warning is hidden while one it depends on is shown: an
 // offline device hides "cannot be reached", a saturated lane hides
 // "Reconnecting") and TimeToVisible (shown only once it has persisted).
 //

@@ -196,7 +196,7 @@ func TestMonitorRecordsEveryChange(t *testing.T) {
 		{"probing", show, &Probes{}, semconv.LinkStatusConnectionLost, "Connection lost. Checking why…"},
 		{"saturated hides Reconnecting", show, &Probes{Probed: true, DeviceOnline: true, OtherAnswered: true, Lane: "control", InFlight: 6, Limit: 6},
 			semconv.LinkStatusLaneSaturated, "Pippa is answering; this device's control lane is busy (6 of 6 calls open). Waiting for it to clear."},
-		{"offline not yet visible (2 s to visible) hides the rest", show, &Probes{Probed: true}, semconv.LinkStatusOK, ""},
+		{"offline not yet visible (2 s to visible): still checking why", show, &Probes{Probed: true}, semconv.LinkStatusConnectionLost, "Connection lost. Checking why…"},
 		{"offline after 2 s", show, &Probes{Probed: true}, semconv.LinkStatusDeviceOffline, "This device is offline."},
 		{"back online, engine restarting", show, &Probes{Probed: true, DeviceOnline: true, FrontStatus: 503}, semconv.LinkStatusEngineRestarting, "Pippa is restarting, back in a few seconds."},
 		{"cannot be reached", show, &Probes{Probed: true, DeviceOnline: true}, semconv.LinkStatusUnreachable, "Pippa cannot be reached from this device."},
@@ -232,7 +232,7 @@ func TestMonitorRecordsEveryChange(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"reconnecting", "connection_lost", "lane_saturated", "ok", "device_offline", "engine_restarting", "unreachable", "ok"}
+	want := []string{"reconnecting", "connection_lost", "lane_saturated", "connection_lost", "device_offline", "engine_restarting", "unreachable", "ok"}
 	if strings.Join(changes, ",") != strings.Join(want, ",") {
 		t.Errorf("changes %v, want %v", changes, want)
 	}
@@ -266,7 +266,7 @@ func TestMonitorRecordsEveryChange(t *testing.T) {
 			}
 		}
 	}
-	if counts["ok"] != 2 || counts["reconnecting"] != 1 || counts["lane_saturated"] != 1 || counts["unreachable"] != 1 {
+	if counts["ok"] != 1 || counts["connection_lost"] != 2 || counts["reconnecting"] != 1 || counts["lane_saturated"] != 1 || counts["unreachable"] != 1 {
 		t.Errorf("%s by status: %v", semconv.MetricLinkStatus, counts)
 	}
 }

@@ -91,7 +91,7 @@ func (m *Monitor) SetHealthy(w *Warnable) {
 }
 
 // Visible lists the lines that may show now: unhealthy for at least their
-// TimeToVisible, with nothing they depend on unhealthy; preferred first.
+// TimeToVisible, with nothing they depend on visible; preferred first.
 func (m *Monitor) Visible() []Line {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -105,9 +105,12 @@ func (m *Monitor) visible(now time.Time) []Line {
 		if !ok || now.Sub(u.since) < m.cfg.wall(w.TimeToVisible) {
 			continue
 		}
+		// A dependent hides only behind a dependency that is itself shown:
+		// while "offline" waits out its TimeToVisible, "Connection lost.
+		// Checking why…" keeps the line instead of an empty one.
 		hidden := false
 		for _, d := range w.DependsOn {
-			if _, bad := m.unhealthy[d]; bad {
+			if du, bad := m.unhealthy[d]; bad && now.Sub(du.since) >= m.cfg.wall(d.TimeToVisible) {
 				hidden = true
 				break
 			}
@@ -145,9 +148,15 @@ func (m *Monitor) Update(ctx context.Context, v Verdict, p *Probes) Line {
 		chosen, args = diagnose(*p)
 	}
 	for _, w := range lostLink {
-		if w == chosen {
+		switch {
+		case w == chosen:
 			m.setUnhealthy(w, args)
-		} else {
+		case w == ConnectionLost && chosen != nil:
+			// The link is in question: "Checking why…" stays behind whatever
+			// the probes chose, so the line never reads OK while a
+			// diagnosis waits out its TimeToVisible.
+			m.setUnhealthy(w, nil)
+		default:
 			delete(m.unhealthy, w)
 		}
 	}

@@ -41,7 +41,7 @@ type Warnable struct {
 	// Advice is shown with the message (only "cannot be reached" has one:
 	// the tailnet advice).
 	Advice string
-	// DependsOn: while any of these is unhealthy, this one is hidden (an
+	// DependsOn: while any of these is visible, this one is hidden (an
 	// offline device hides "cannot be reached"; a saturated lane hides
 	// "Reconnecting").
 	DependsOn []*Warnable
