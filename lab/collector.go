@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	collectorconfig "github.com/percause/percause/collector-config"
 )
 
 // Defaults of the collector the lab starts.
@@ -72,13 +74,13 @@ func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error
 	}
 	cmd := exec.Command(bin, "collector")
 	cmd.Env = append(os.Environ(),
-		"PERCAUSE_OTLP_ENDPOINT="+addr(ports[0]),
-		"PERCAUSE_PROM_ENDPOINT="+c.Prometheus,
-		"PERCAUSE_HEALTH_ENDPOINT="+health,
-		fmt.Sprintf("PERCAUSE_TELEMETRY_PORT=%d", ports[3]),
-		"PERCAUSE_DATA_DIR="+dataDir,
-		"PERCAUSE_VERDICT_FILE="+c.VerdictFile,
-		"PERCAUSE_VERDICT_WAIT="+DefaultVerdictWait,
+		collectorconfig.EnvOTLPEndpoint+"="+addr(ports[0]),
+		collectorconfig.EnvPromEndpoint+"="+c.Prometheus,
+		collectorconfig.EnvHealthEndpoint+"="+health,
+		fmt.Sprintf("%s=%d", collectorconfig.EnvTelemetryPort, ports[3]),
+		collectorconfig.EnvDataDir+"="+dataDir,
+		collectorconfig.EnvVerdictFile+"="+c.VerdictFile,
+		collectorconfig.EnvVerdictWait+"="+DefaultVerdictWait,
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group: an interrupt of the lab reaches the lab, which
