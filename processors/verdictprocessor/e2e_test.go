@@ -131,10 +131,43 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The processor's own telemetry counted the verdicts and the duplicate.
+	// The names are the ones the pipeline dashboard reads
+	// (dashboards/pipeline.go), as the collector's Prometheus reader writes
+	// them.
 	tel := scrape(t, col.TelemetryURL)
-	if !strings.Contains(tel, "otelcol_processor_verdict_verdicts_total") || !strings.Contains(tel, `reason="decided"`) {
-		t.Errorf("self-telemetry lacks verdicts or the duplicate drop:\n%s", grepLines(tel, "otelcol_processor_verdict"))
+	for _, w := range []struct {
+		series string // name, or name{label="value"
+		want   float64
+	}{
+		{`otelcol_processor_verdict_verdicts_total{percause_cause="network"`, 3},
+		{`otelcol_processor_verdict_verdicts_total{percause_cause="unknown"`, 1},
+		{`otelcol_processor_verdict_forced_total{reason="wait"`, 1},
+		// The duplicate of turn 2: its take, unit and turn.
+		{`otelcol_processor_verdict_dropped_total{reason="decided"`, 3},
+		{`otelcol_processor_verdict_pending_turns`, 0},
+	} {
+		if got, ok := sample(tel, w.series); !ok || got != w.want {
+			t.Errorf("self-telemetry %s…} = %v (found: %v), want %v:\n%s", w.series, got, ok, w.want, grepLines(tel, "otelcol_processor_verdict"))
+		}
 	}
+}
+
+// sample reads the value of the first exposition line of the metric named in
+// series (name, or name{label="value") that carries the label given.
+func sample(exposition, prefix string) (float64, bool) {
+	name, labels, _ := strings.Cut(prefix, "{")
+	for _, line := range strings.Split(exposition, "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		if labels != "" && !strings.Contains(line, labels) {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		return v, err == nil
+	}
+	return 0, false
 }
 
 func postTraces(t *testing.T, base string, td ptrace.Traces) {
@@ -177,7 +210,7 @@ func scrapeCounter(t *testing.T, url, name string) map[string]int {
 	sc := bufio.NewScanner(strings.NewReader(scrape(t, url)))
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
 		labels := map[string]string{}
