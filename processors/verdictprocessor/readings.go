@@ -352,6 +352,11 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 		if !strings.HasPrefix(k, semconv.LivePrefix) || strings.HasSuffix(k, semconv.LiveBeforeSuffix) {
 			return true
 		}
+		if k == semconv.LiveKind || k == semconv.MetricLiveObjects {
+			// Names of the live-objects metric and its attribute, under
+			// the same prefix but no count: never read as a kind.
+			return true
+		}
 		kind := strings.TrimPrefix(k, semconv.LivePrefix)
 		if kind == "" || strings.Contains(kind, ".") {
 			return true

@@ -512,6 +512,15 @@ func ruleCases() []ruleCase {
 				evidence: "route change at 0.00 s (new_device_available) on a turn that stuttered"}},
 		},
 		{
+			// The metric's names under the same prefix are no live count.
+			name: "state_metric_names_not_counts",
+			steps: []step{in(unit(1, nil), turn(map[string]any{
+				semconv.LiveKind: semconv.LivePlayers, semconv.MetricLiveObjects: "x",
+				semconv.LiveAttr(semconv.LivePlayers): int64(1), semconv.LiveBeforeAttr(semconv.LivePlayers): []any{int64(1), int64(1), int64(1)},
+			}))},
+			want: []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone)}},
+		},
+		{
 			// Rose on the first two steps, flat on the last: not rising.
 			name: "state_flat_last_turn",
 			steps: []step{in(unit(1, nil), turn(map[string]any{
