@@ -155,7 +155,15 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 	if total, stage, slowest, ok := micOpen(t); ok && total > rules.MicOpenLimit.Seconds() {
 		open, limit := secsApart(total, rules.MicOpenLimit.Seconds())
 		s := fmt.Sprintf("microphone open %s > %s", open, limit)
-		if stage != "" {
+		// The stages reported are the grant and the audio session; what the
+		// total holds beyond them (the listening socket) has no reading of
+		// its own, so when it is the largest part the evidence says so
+		// rather than name a stage that was not the slow one.
+		rest := total - t.listenGrant - t.listenSession
+		switch {
+		case t.hasTotal && (t.hasGrant || t.hasSession) && rest > slowest:
+			s += fmt.Sprintf(", most of it outside the grant and the session (%s)", secs(rest))
+		case stage != "" && slowest > 0:
 			s += fmt.Sprintf(", slowest stage %s %s", stage, secs(slowest))
 		}
 		f.add(semconv.CauseWait, s)

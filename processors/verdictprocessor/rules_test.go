@@ -488,6 +488,16 @@ func ruleCases() []ruleCase {
 				evidence: "microphone open 1.60 s > 1.50 s, slowest stage grant 0.90 s"}},
 		},
 		{
+			// The grant and the session were quick; the rest of the total
+			// (the listening socket) was the wait.
+			name: "wait_mic_open_outside_the_stages",
+			steps: []step{in(unit(1, nil), turn(map[string]any{
+				semconv.ListenGrant: 0.2, semconv.ListenSession: 0.1, semconv.ListenTotal: 2.3,
+			}))},
+			want: []want{{cause: semconv.CauseWait, causes: cs(semconv.CauseWait),
+				evidence: "microphone open 2.30 s > 1.50 s, most of it outside the grant and the session (2.00 s)"}},
+		},
+		{
 			// The thresholds are configuration: past the defaults, within these.
 			name: "wait_custom_thresholds",
 			cfg: func(c *Config) {
