@@ -545,6 +545,20 @@ func ruleCases() []ruleCase {
 			want:  []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone)}},
 		},
 		{
+			// Every adjacent pair of the order bluetooth, wait, pool, state.
+			name:  "mixed_bluetooth_before_wait",
+			steps: []step{in(unit(1, map[string]any{semconv.UnitLead: -0.5}), turn(merge(bt, map[string]any{semconv.TurnStutter: true})))},
+			want:  []want{{cause: semconv.CauseBluetooth, causes: cs(semconv.CauseBluetooth, semconv.CauseWait)}},
+		},
+		{
+			name: "mixed_pool_before_state",
+			steps: []step{in(unit(1, nil), turn(map[string]any{
+				semconv.PoolResets: int64(2), semconv.PoolResetsBefore: int64(1),
+				semconv.LiveAttr(semconv.LiveTakes): int64(4), semconv.LiveBeforeAttr(semconv.LiveTakes): []any{int64(1), int64(2), int64(3)},
+			}))},
+			want: []want{{cause: semconv.CausePool, causes: cs(semconv.CausePool, semconv.CauseState)}},
+		},
+		{
 			// Equal silence on the network and on synthesis: the measured
 			// order breaks the tie, network first.
 			name: "mixed_underruns_tie",
