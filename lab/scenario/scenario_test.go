@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/engine"
+	"github.com/percause/percause/lab/phone"
 )
 
 func TestTableIsValid(t *testing.T) {
@@ -103,5 +106,45 @@ func TestExpectString(t *testing.T) {
 		if got := c.e.String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
 		}
+	}
+}
+
+// On one shared pool of six the burst's line stream, upload and four take
+// streams hold every connection, and they must hold it for longer than a
+// whole check cycle (the answer, the rest, the timeout) plus the margin:
+// otherwise whether a check starves depends on when it happened to be asked,
+// and a loaded machine shifting the asks by a fraction of a second turns the
+// miss into an answer.
+func TestBurstOutlastsACheckCycle(t *testing.T) {
+	ss, err := Lookup("burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycle := engine.DefaultCheck + phone.DefaultCheckEvery + lanes.DefaultCheckTimeout.Seconds()
+	need := cycle + burstMargin
+	shared := 0
+	for i, tu := range ss[0].Turns {
+		if tu.Lanes != LanesShared {
+			continue
+		}
+		shared++
+		if len(tu.Reply) != 4 {
+			t.Errorf("turn %d: %d take streams, want 4 beside the line stream and the upload", i+1, len(tu.Reply))
+		}
+		for j, l := range tu.Reply {
+			audio := float64(len(strings.Fields(l.Text))) * engine.DefaultSecondsPerWord
+			if hold := tu.FirstByte + audio/tu.Rate; hold < need {
+				t.Errorf("turn %d, take %d holds its connection %.1f s; a check cycle and the margin need %.1f s", i+1, j+1, hold, need)
+			}
+		}
+		if up := float64(tu.Upload) / tu.Shape.Uplink; up < need {
+			t.Errorf("turn %d: the upload holds its connection %.1f s, want at least %.1f s", i+1, up, need)
+		}
+		if tu.LinesOpen < need {
+			t.Errorf("turn %d: the line stream stays open %.1f s after its last line, want at least %.1f s", i+1, tu.LinesOpen, need)
+		}
+	}
+	if shared == 0 {
+		t.Fatal("the burst has no turn on one shared pool")
 	}
 }
