@@ -285,14 +285,17 @@ func TestResponsiveness(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rt.Fresh <= 0 || rt.Fresh > 2.5 {
-				t.Errorf("fresh round trip %.2f s, want a fraction of a second", rt.Fresh)
+			// Both round trips run at once, so a pause of the machine lengthens
+			// both: what is read is their difference, the queueing inside the
+			// client, never an absolute time.
+			if rt.Fresh <= 0 || rt.Loaded <= 0 {
+				t.Errorf("round trips loaded %.2f s, fresh %.2f s; want both measured", rt.Loaded, rt.Fresh)
 			}
 			if shared && rt.Loaded < rt.Fresh+3 {
 				t.Errorf("shared pool: loaded %.2f s vs fresh %.2f s; want the wait behind the transfers to show", rt.Loaded, rt.Fresh)
 			}
-			if !shared && rt.Loaded > 2.5 {
-				t.Errorf("split lanes: loaded %.2f s, want no queueing", rt.Loaded)
+			if !shared && rt.Loaded > rt.Fresh+2.5 {
+				t.Errorf("split lanes: loaded %.2f s vs fresh %.2f s, want no queueing", rt.Loaded, rt.Fresh)
 			}
 			t.Logf("loaded %.2f s, fresh %.2f s", rt.Loaded, rt.Fresh)
 		})

@@ -23,8 +23,24 @@ func TestSaturatedLaneIsNotTheEnginesAbsence(t *testing.T) {
 	var front atomic.Int32
 	front.Store(http.StatusOK)
 	mux := http.NewServeMux()
+	// The takes stream until the test has read the status lines: the lane
+	// stays full however slowly the machine runs.
+	release := make(chan struct{})
 	mux.HandleFunc("/take", func(w http.ResponseWriter, r *http.Request) {
-		engine{scale: testScale}.stream(w, r, 6*time.Second, 200*time.Millisecond, make([]byte, 512))
+		e := engine{scale: testScale}
+		for {
+			if _, err := w.Write(make([]byte, 512)); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(e.wall(200 * time.Millisecond)):
+			}
+		}
 	})
 	mux.HandleFunc("/front", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(int(front.Load())) })
 	srv, _ := newFreezingServer(t, mux)
@@ -51,7 +67,6 @@ func TestSaturatedLaneIsNotTheEnginesAbsence(t *testing.T) {
 	for c.RepliesInFlight(semconv.LaneShared) < 6 {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
 	ctx := context.Background()
 
 	line := linkstatus.Diagnose(c.LinkProbes(ctx, srv.URL+"/front", semconv.LaneShared, true))
@@ -70,6 +85,7 @@ func TestSaturatedLaneIsNotTheEnginesAbsence(t *testing.T) {
 	if line := linkstatus.Diagnose(c.LinkProbes(ctx, srv.URL+"/front", semconv.LaneShared, false)); line.Status != semconv.LinkStatusDeviceOffline {
 		t.Errorf("offline: %s", line.Status)
 	}
+	close(release)
 	wg.Wait()
 
 	// Nothing heard for the quiet window, nothing listening: unreachable.
