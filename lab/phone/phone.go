@@ -127,6 +127,9 @@ type Phone struct {
 	// probes are the quiet probes of the bulk lane in flight; a turn ends
 	// only after them, so a heal they cause is the turn's.
 	probes sync.WaitGroup
+	// turnCtx is the context of the turn running now (nil between turns):
+	// the probes a heal starts are spans of that turn's trace.
+	turnCtx atomic.Pointer[context.Context]
 }
 
 // OnReset is the lanes' reset hook (lanes.WithResetHook). After the control
@@ -143,6 +146,9 @@ func (p *Phone) OnReset(r lanes.Reset) {
 		bulk := p.lanes.Bulk()
 		before := bulk.Resets()
 		ctx := context.Background()
+		if tc := p.turnCtx.Load(); tc != nil {
+			ctx = *tc
+		}
 		// Enough probes to complete a heal's streak, and no more once the
 		// bulk lane answers or has healed.
 		for range lanes.DefaultResetAfter {
@@ -281,6 +287,8 @@ type unit struct {
 // Turn runs one voice turn and reports it.
 func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	ctx, turn := p.sdk.StartTurn(ctx)
+	p.turnCtx.Store(&ctx)
+	defer p.turnCtx.Store(nil)
 	clk := clock{t0: time.Now(), scale: p.cfg.Scale}
 	rep := &Report{Index: turn.Index(), TraceID: turn.TraceID()}
 	live := p.sdk.Live()
