@@ -429,6 +429,13 @@ func (l *link) pipe(src, dst net.Conn, down bool) {
 // deliver writes one chunk once latency, stalls and bandwidth allow it.
 func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 	p := l.p
+	// slot is the chunk's turn on a shaped link, booked once, when it is
+	// ready to leave: chunks leave in the order they became ready, so each
+	// connection gets its share of the bandwidth and a small reply waits
+	// behind at most one chunk of every other stream, as on a real link.
+	// (Racing for the link each time it frees let a busy stream win over
+	// and over: a progress check's few bytes waited seconds behind audio.)
+	var slot time.Time
 	for {
 		p.mu.Lock()
 		shape, stallUntil, wake := p.shape, p.stallUntil, p.wake
@@ -456,20 +463,19 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 		}
 		b := c.b
 		if bw > 0 {
-			// Pace: the chunk leaves when the bytes before it on the link
-			// have had their share of the bandwidth; it books its own.
-			p.mu.Lock()
-			now := time.Now()
-			if next.Before(now) {
-				*next = now
-			}
-			wait := next.Sub(now)
-			if wait <= 0 {
+			// Pace: the chunk leaves when the bytes booked before it on the
+			// link have had their share of the bandwidth.
+			if slot.IsZero() {
+				p.mu.Lock()
+				if now := time.Now(); next.Before(now) {
+					*next = now
+				}
+				slot = *next
 				perByte := float64(time.Second) / (bw * p.scale)
 				*next = next.Add(time.Duration(float64(len(b)) * perByte))
+				p.mu.Unlock()
 			}
-			p.mu.Unlock()
-			if wait > 0 {
+			if wait := time.Until(slot); wait > 0 {
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:

@@ -247,3 +247,41 @@ func TestValidate(t *testing.T) {
 }
 
 func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// Connections share a shaped link fairly: a small reply waits behind at
+// most a chunk or so of each busy stream, never behind the streams' whole
+// backlog (which made a progress check on a slow link time out in the lab
+// while a real link would have carried its few bytes in a moment). Read in
+// bytes that passed meanwhile, not in time, so a slow machine cannot fail it.
+func TestSmallReplyIsNotStarvedByStreams(t *testing.T) {
+	up, _ := upstream(t)
+	const bw, streams = 8000.0, 3
+	p := start(t, up.Listener.Addr().String(), WithShape(Shape{Bandwidth: bw}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range streams {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL()+"/bytes?n=4000000", nil)
+			resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body)
+		}()
+	}
+	for p.Stats().BytesDown < streams*4*chunkSize {
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	const limit = 3 * streams * chunkSize
+	for i := range 5 {
+		before := p.Stats().BytesDown
+		if got, err := get(t, c, p.URL()+"/hello"); err != nil || got != "hello" {
+			t.Fatalf("hello %d: %q, %v", i, got, err)
+		}
+		if passed := p.Stats().BytesDown - before; passed > limit {
+			t.Errorf("hello %d waited while %d bytes of the streams passed; want at most %d (about one chunk of each stream)", i, passed, limit)
+		}
+	}
+}
