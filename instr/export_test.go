@@ -213,6 +213,9 @@ func TestTurnAndTakeArriveWhole(t *testing.T) {
 			t.Errorf("metric %s not received", name)
 		}
 	}
+	if on, off := intBy(ms[semconv.MetricTurns], semconv.RouteBluetooth, true), intBy(ms[semconv.MetricTurns], semconv.RouteBluetooth, false); on != 1 || off != 1 {
+		t.Errorf("%s by %s: true %d, false %d; want 1 and 1 (one turn played on Bluetooth)", semconv.MetricTurns, semconv.RouteBluetooth, on, off)
+	}
 	if got := sumInt(ms[semconv.MetricUnderruns]); got != 2 {
 		t.Errorf("%s = %d, want 2", semconv.MetricUnderruns, got)
 	}
@@ -220,7 +223,7 @@ func TestTurnAndTakeArriveWhole(t *testing.T) {
 		t.Errorf("%s{players} = %d, want 2", semconv.MetricLiveObjects, v)
 	}
 	bounded := map[string]bool{semconv.NetworkConnectionType: true, semconv.LiveKind: true, semconv.RouteChangeReason: true,
-		semconv.ListenStage: true, semconv.ExporterReason: true, semconv.SDKCall: true}
+		semconv.ListenStage: true, semconv.ExporterReason: true, semconv.SDKCall: true, semconv.RouteBluetooth: true}
 	for name, list := range ms {
 		for _, m := range list {
 			for _, kvs := range pointAttrs(m) {
@@ -410,6 +413,20 @@ func sumInt(list []*metricpb.Metric) int64 {
 	var n int64
 	for _, p := range list[len(list)-1].GetSum().GetDataPoints() {
 		n += p.GetAsInt()
+	}
+	return n
+}
+
+// intBy sums the last export's data points of a sum whose attribute key has value.
+func intBy(list []*metricpb.Metric, key string, value any) int64 {
+	if len(list) == 0 {
+		return -1
+	}
+	var n int64
+	for _, p := range list[len(list)-1].GetSum().GetDataPoints() {
+		if attrMap(p.Attributes)[key] == value {
+			n += p.GetAsInt()
+		}
 	}
 	return n
 }

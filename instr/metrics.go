@@ -50,11 +50,14 @@ type instruments struct {
 	takeBeside      metric.Int64Histogram
 	rejected        metric.Int64Counter
 
-	byLink   map[string]attrOpts // network.connection.type
-	byReason map[string]attrOpts // pippa.route_change.reason
-	byStage  [3]attrOpts         // grant, session, total
-	byCall   map[string]attrOpts // percause.sdk.call
-	none     attrOpts
+	byLink map[string]attrOpts // network.connection.type
+	// byLinkRoute labels pippa.voice.turns by link and by whether the route
+	// was Bluetooth, so a dashboard can show the share of turns on one.
+	byLinkRoute map[string][2]attrOpts
+	byReason    map[string]attrOpts // pippa.route_change.reason
+	byStage     [3]attrOpts         // grant, session, total
+	byCall      map[string]attrOpts // percause.sdk.call
+	none        attrOpts
 }
 
 // The recording calls whose refusals are counted (percause.sdk.call values).
@@ -71,7 +74,7 @@ func newInstruments(m metric.Meter, live *Live, sp func() *spool.Spool) (*instru
 			errs = append(errs, err)
 		}
 	}
-	in := &instruments{byLink: map[string]attrOpts{}, byReason: map[string]attrOpts{}, byCall: map[string]attrOpts{}}
+	in := &instruments{byLink: map[string]attrOpts{}, byLinkRoute: map[string][2]attrOpts{}, byReason: map[string]attrOpts{}, byCall: map[string]attrOpts{}}
 	var err error
 	in.underruns, err = m.Int64Counter(semconv.MetricUnderruns, metric.WithUnit(semconv.UnitCount),
 		metric.WithDescription("Underruns while reading units aloud, by link."))
@@ -137,6 +140,10 @@ func newInstruments(m metric.Meter, live *Live, sp func() *spool.Spool) (*instru
 
 	for _, l := range semconv.Links {
 		in.byLink[l] = newAttrOpts(attribute.String(semconv.NetworkConnectionType, l))
+		in.byLinkRoute[l] = [2]attrOpts{
+			newAttrOpts(attribute.String(semconv.NetworkConnectionType, l), attribute.Bool(semconv.RouteBluetooth, false)),
+			newAttrOpts(attribute.String(semconv.NetworkConnectionType, l), attribute.Bool(semconv.RouteBluetooth, true)),
+		}
 	}
 	for _, r := range semconv.RouteReasons {
 		in.byReason[r] = newAttrOpts(attribute.String(semconv.RouteChangeReason, r))
@@ -211,6 +218,19 @@ func (in *instruments) link(typ string) attrOpts {
 		return o
 	}
 	return in.byLink[semconv.LinkUnknown]
+}
+
+// turnAttrs is the attribute set of pippa.voice.turns: the link and whether
+// the route was Bluetooth.
+func (in *instruments) turnAttrs(typ string, bluetooth bool) attrOpts {
+	sets, ok := in.byLinkRoute[typ]
+	if !ok {
+		sets = in.byLinkRoute[semconv.LinkUnknown]
+	}
+	if bluetooth {
+		return sets[1]
+	}
+	return sets[0]
 }
 
 func (in *instruments) reason(r string) attrOpts {

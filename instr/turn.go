@@ -494,7 +494,7 @@ func (t *Turn) End() error {
 
 	in, ctx := s.inst, context.Background()
 	link := in.link(t.linkType)
-	in.turns.Add(ctx, 1, link.add...)
+	in.turns.Add(ctx, 1, in.turnAttrs(t.linkType, bluetooth).add...)
 	in.notSent.Record(ctx, t.notSent, link.rec...)
 	if t.hasSpeechEndToPost {
 		in.speechEndToPost.Record(ctx, t.speechEndToPost, link.rec...)

@@ -90,6 +90,7 @@ var Registry = concat(
 		{Name: EventReconnecting, Kind: KindEvent, Where: at(ServicePhone), Meaning: "the Reconnecting verdict was shown"},
 		{Name: EventPoolReset, Kind: KindEvent, Where: at(onCall), Meaning: "the pool healed: the call whose failure completed the streak"},
 		{Name: EventImplicated, Kind: KindEvent, Where: at(onVerd), Meaning: "one per implicated cause (carries percause.cause), so the count connector counts each cause"},
+		{Name: SpanVerdict, Kind: KindEvent, Where: at(onVerd), Meaning: "one per verdict (carries the primary percause.cause), stamped with the processor's start so the count connector's counts add up into percause_turns_total"},
 		{Name: EventTakeProgress, Kind: KindEvent, Where: at(onTake), Meaning: "reserved: a take's progress mark (the SDK computes need from marks without recording them)"},
 
 		// Link.
@@ -149,7 +150,7 @@ var Registry = concat(
 		attr(Lane, "string", at(onCall, onLink, "metrics"), "the lane that carried the call", LaneControl, LaneBulk, LaneStream, LaneShared, LaneFresh),
 		attr(CallKind, "string", at(onCall), "the kind of call (check, read, grant, prepare, take, upload, …)"),
 		attr(HTTPMethod, "string", at(onCall), "HTTP method"),
-		attr(HTTPStatus, "int", at(onCall), "HTTP status code (0: no answer)"),
+		attr(HTTPStatus, "int", at(onCall), "HTTP status code (absent when no answer came)"),
 		attr(HTTPRoute, "string", at("server spans"), "the route template"),
 		attr(ServerAddr, "string", at(onCall), "the engine's host"),
 		attr(URLPath, "string", at(onCall), "the request path"),
@@ -203,7 +204,7 @@ var Registry = concat(
 		met(MetricSilence, "histogram", UnitSeconds, at(NetworkConnectionType), "silent seconds per unit"),
 		met(MetricUnitLead, "histogram", UnitSeconds, at(NetworkConnectionType), "unit lead (negative: her words were late)"),
 		met(MetricCushion, "histogram", UnitSeconds, at(NetworkConnectionType), "cushion per unit"),
-		met(MetricTurns, "counter", UnitTurns, at(NetworkConnectionType), "voice turns ended"),
+		met(MetricTurns, "counter", UnitTurns, at(NetworkConnectionType, RouteBluetooth), "voice turns ended, by link and whether the route was Bluetooth"),
 		met(MetricSpeechEndToPost, "histogram", UnitSeconds, at(NetworkConnectionType), "end of speech to the post leaving the phone"),
 		met(MetricNotSent, "histogram", UnitSeconds, at(NetworkConnectionType), "the longest not-sent wait per turn (0: none)"),
 		met(MetricListenOpen, "histogram", UnitSeconds, at(ListenStage), "microphone-open stages"),
