@@ -485,11 +485,17 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 				continue
 			}
 		}
-		n, err := dst.Write(b)
+		// Counted before the write and corrected after it: the far side can
+		// answer as soon as it has the bytes, so counting after Write would
+		// let an answer be seen before the bytes that caused it.
+		ctr := &p.up
 		if down {
-			p.down.Add(int64(n))
-		} else {
-			p.up.Add(int64(n))
+			ctr = &p.down
+		}
+		ctr.Add(int64(len(b)))
+		n, err := dst.Write(b)
+		if n < len(b) {
+			ctr.Add(int64(n - len(b)))
 		}
 		return err == nil
 	}
