@@ -3,11 +3,7 @@ package testenv
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -127,35 +123,4 @@ func StartCollector(tb testing.TB, opts ...CollectorOption) *Collector {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// startWithEnv is Start with extra environment variables for the child.
-func startWithEnv(tb testing.TB, dir, name string, env map[string]string, args ...string) *Process {
-	tb.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+env[k])
-	}
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start %s: %v", name, err)
-	}
-	p := &Process{Cmd: cmd, Name: filepath.Base(name), out: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	tb.Cleanup(func() {
-		p.Stop()
-		if tb.Failed() {
-			tb.Logf("--- output of %s (pid %d) ---\n%s", p.Name, cmd.Process.Pid, out.String())
-		}
-	})
-	return p
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"syscall"
 	"testing"
@@ -100,8 +101,26 @@ func (p *Process) Exited() bool {
 // and printed when the test fails.
 func Start(tb testing.TB, dir, name string, args ...string) *Process {
 	tb.Helper()
+	return startWithEnv(tb, dir, name, nil, args...)
+}
+
+// startWithEnv is Start with extra environment variables for the child,
+// added in key order so a failing test's command line reads the same each run.
+func startWithEnv(tb testing.TB, dir, name string, env map[string]string, args ...string) *Process {
+	tb.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = os.Environ()
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			cmd.Env = append(cmd.Env, k+"="+env[k])
+		}
+	}
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
