@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/internal/wait"
 	"github.com/percause/percause/lab/player"
 )
 
@@ -402,20 +403,7 @@ func (e *Engine) wall(d float64) time.Duration {
 	return time.Duration(d / e.o.scale * float64(time.Second))
 }
 
-func sleepUntil(ctx context.Context, at time.Time) error {
-	wait := time.Until(at)
-	if wait <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func sleepUntil(ctx context.Context, at time.Time) error { return wait.Until(ctx, at) }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

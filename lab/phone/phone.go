@@ -19,6 +19,7 @@ import (
 	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/lab/engine"
+	"github.com/percause/percause/lab/internal/wait"
 	"github.com/percause/percause/lab/player"
 )
 
@@ -258,20 +259,7 @@ func (c clock) at(s float64) time.Time {
 	return c.t0.Add(time.Duration(s / c.scale * float64(time.Second)))
 }
 
-func (c clock) sleepUntil(ctx context.Context, s float64) error {
-	d := time.Until(c.at(s))
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c clock) sleepUntil(ctx context.Context, s float64) error { return wait.Until(ctx, c.at(s)) }
 
 // unit is one unit of the reply in flight.
 type unit struct {
