@@ -261,24 +261,7 @@ func TestResponsiveness(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			var wg sync.WaitGroup
-			for range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					req, _ := http.NewRequest(http.MethodGet, srv.URL+"/take?secs=6", nil)
-					resp, err := c.Do(req, KindTake)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}()
-			}
-			for c.RepliesInFlight(c.Bulk().Name()) < 2 {
-				time.Sleep(time.Millisecond)
-			}
+			wg := startTakes(t, c, srv.URL+"/take?secs=6", 2, c.Bulk().Name())
 			time.Sleep(e.wall(500 * time.Millisecond))
 			rt, err := c.Responsiveness(context.Background(), srv.URL+"/check")
 			wg.Wait()

@@ -2,11 +2,13 @@ package lanes
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -167,4 +169,30 @@ func newFreezingServer(t testing.TB, h http.Handler) (*httptest.Server, *freezin
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, fl
+}
+
+// startTakes streams n takes from url on c in the background and returns once
+// all n are in flight on lane, so the lane is known to be full; Wait on the
+// result for them to finish.
+func startTakes(t testing.TB, c *Client, url string, n int, lane string) *sync.WaitGroup {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			resp, err := c.Do(req, KindTake)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	for c.RepliesInFlight(lane) < n {
+		time.Sleep(time.Millisecond)
+	}
+	return &wg
 }

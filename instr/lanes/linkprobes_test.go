@@ -3,9 +3,7 @@ package lanes
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,24 +47,7 @@ func TestSaturatedLaneIsNotTheEnginesAbsence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/take", nil)
-			resp, err := c.Do(req, KindTake)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}()
-	}
-	for c.RepliesInFlight(semconv.LaneShared) < 6 {
-		time.Sleep(time.Millisecond)
-	}
+	wg := startTakes(t, c, srv.URL+"/take", 6, semconv.LaneShared)
 	ctx := context.Background()
 
 	line := linkstatus.Diagnose(c.LinkProbes(ctx, srv.URL+"/front", semconv.LaneShared, true))
