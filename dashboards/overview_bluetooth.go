@@ -17,7 +17,7 @@ func bluetoothRouteChanges() cog.Builder[dashboard.Panel] {
 		bluetoothRule+"Audio route changes while she reads, by the reason the system gave.",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(sumGrowth(sel(mRouteChanges.prom(), phoneScope), stepWindow, lReason), "{{"+lReason+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mRouteChanges.prom(), phoneScope), stepWindow, lReason), legend(lReason)))
 }
 
 // bluetoothShareExpr is the share of the range's turns on a Bluetooth

@@ -48,5 +48,5 @@ func doneTurns() cog.Builder[dashboard.Panel] {
 		"How many turns reached a verdict in the range, by link: the criterion asks for a day on Wi-Fi and on LTE.",
 		"short").
 		Thresholds(redBelow(1)).
-		WithTarget(promInstant(sumGrowth(sel(promTurns, verdictScope), wholeRange, lLink), "{{"+lLink+"}}"))
+		WithTarget(promInstant(sumGrowth(sel(promTurns, verdictScope), wholeRange, lLink), legend(lLink)))
 }

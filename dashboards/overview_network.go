@@ -13,14 +13,14 @@ func networkUnderruns() cog.Builder[dashboard.Panel] {
 	return barsPanel("Underruns by link",
 		networkRule+"Underruns counted per unit read aloud, by the turn's link (Wi-Fi, cellular).",
 		"short").
-		WithTarget(promRange(sumGrowth(sel(mUnderruns.prom(), linkScope), stepWindow, lLink), "{{"+lLink+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mUnderruns.prom(), linkScope), stepWindow, lLink), legend(lLink)))
 }
 
 func networkSilence() cog.Builder[dashboard.Panel] {
 	return barsPanel("Silent seconds by link",
 		networkRule+"Seconds of silence the underruns left, by link: the primary cause of a turn is the underrun cause with the most of them.",
 		"s").
-		WithTarget(promRange(sumGrowth(sel(mSilence.sum(), linkScope), stepWindow, lLink), "{{"+lLink+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mSilence.sum(), linkScope), stepWindow, lLink), legend(lLink)))
 }
 
 func networkCushion() cog.Builder[dashboard.Panel] {

@@ -15,7 +15,7 @@ func poolTally() cog.Builder[dashboard.Panel] {
 		poolRule+"The tally per launch and lane (control, bulk).",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange("max"+by(lLaunch, lLane)+" ("+sel(mPoolResets.prom(), phoneScope)+")",
+		WithTarget(promRange(maxOf(sel(mPoolResets.prom(), phoneScope), lLaunch, lLane),
 			"{{"+lLane+"}} ({{"+lLaunch+"}})"))
 }
 
@@ -24,7 +24,7 @@ func poolMovements() cog.Builder[dashboard.Panel] {
 		poolRule+"Heals per interval by lane: every bar is the alert \"pool_reset moved\".",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange(sumGrowth(sel(mPoolResets.prom(), phoneScope), stepWindow, lLane), "{{"+lLane+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mPoolResets.prom(), phoneScope), stepWindow, lLane), legend(lLane)))
 }
 
 func poolRepliesInFlight() cog.Builder[dashboard.Panel] {
@@ -32,7 +32,7 @@ func poolRepliesInFlight() cog.Builder[dashboard.Panel] {
 		poolRule+"Calls waiting for a reply per lane: what a \"not sent for 20s (4 other calls open)\" wait counts.",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange("max"+by(lLane)+" ("+sel(mRepliesInFlight.prom(), phoneScope)+")", "{{"+lLane+"}}"))
+		WithTarget(promRange(maxOf(sel(mRepliesInFlight.prom(), phoneScope), lLane), legend(lLane)))
 }
 
 func poolVerdicts() cog.Builder[dashboard.Panel] {
@@ -50,5 +50,5 @@ func poolLinkStatus() cog.Builder[dashboard.Panel] {
 			"Every change of the status line, by status (alert: Reconnecting fired).",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(sumGrowth(sel(mLinkStatus.prom(), phoneScope), stepWindow, lLinkStatus), "{{"+lLinkStatus+"}}"))
+		WithTarget(promRange(sumGrowth(sel(mLinkStatus.prom(), phoneScope), stepWindow, lLinkStatus), legend(lLinkStatus)))
 }

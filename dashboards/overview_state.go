@@ -15,7 +15,7 @@ func stateLiveCounts() cog.Builder[dashboard.Panel] {
 		stateRule+"Players, microphone engines, audio queues, takes, open byte streams, replies in flight, at the end of each turn, per launch. "+
 			"A staircase that a force-quit resets was our process; one that survives it and only a reboot clears was the phone's audio state.",
 		"short").
-		WithTarget(promRange("max"+by(lLiveKind, lLaunch)+" ("+sel(mLiveObjects.prom(), phoneScope)+")",
+		WithTarget(promRange(maxOf(sel(mLiveObjects.prom(), phoneScope), lLiveKind, lLaunch),
 			"{{"+lLiveKind+"}} ({{"+lLaunch+"}})"))
 }
 
@@ -24,7 +24,7 @@ func stateMemory() cog.Builder[dashboard.Panel] {
 		stateRule+"The app's memory per launch: growth beside a growing live count names the leak's size.",
 		"bytes").
 		Span(thirdWidth).
-		WithTarget(promRange("max"+by(lLaunch)+" ("+sel(mMemory.prom(), phoneScope)+")", "{{"+lLaunch+"}}"))
+		WithTarget(promRange(maxOf(sel(mMemory.prom(), phoneScope), lLaunch), legend(lLaunch)))
 }
 
 func stateAppUptime() cog.Builder[dashboard.Panel] {
@@ -32,8 +32,8 @@ func stateAppUptime() cog.Builder[dashboard.Panel] {
 		stateRule+"App uptime restarts on a relaunch, device uptime on a reboot (both also drawn as annotations).",
 		"s").
 		Span(thirdWidth).
-		WithTarget(promRange("max"+by(lLaunch)+" ("+sel(mAppUptime.prom(), phoneScope)+")", "app {{"+lLaunch+"}}")).
-		WithTarget(promRange("max"+by(lInstallation)+" ("+sel(mDeviceUptime.prom(), phoneScope)+")", "device"))
+		WithTarget(promRange(maxOf(sel(mAppUptime.prom(), phoneScope), lLaunch), "app {{"+lLaunch+"}}")).
+		WithTarget(promRange(maxOf(sel(mDeviceUptime.prom(), phoneScope), lInstallation), "device"))
 }
 
 func stateVerdicts() cog.Builder[dashboard.Panel] {

@@ -29,7 +29,7 @@ func turnsByCause() cog.Builder[dashboard.Panel] {
 		"Every turn counted once under its primary cause (percause_turns_total). "+primaryRule,
 		"short").
 		Span(fullWidth).
-		WithTarget(promRange(sumGrowth(sel(promTurns, verdictScope), stepWindow, lCause), "{{"+lCause+"}}")))
+		WithTarget(promRange(sumGrowth(sel(promTurns, verdictScope), stepWindow, lCause), legend(lCause))))
 }
 
 func causeShares() cog.Builder[dashboard.Panel] {
@@ -43,7 +43,7 @@ func causeShares() cog.Builder[dashboard.Panel] {
 		PieType(piechart.PieChartTypeDonut).
 		DisplayLabels([]piechart.PieChartLabels{piechart.PieChartLabelsName, piechart.PieChartLabelsPercent}).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
-		WithTarget(promInstant(sumGrowth(sel(promTurns, verdictScope), wholeRange, lCause), "{{"+lCause+"}}"))
+		WithTarget(promInstant(sumGrowth(sel(promTurns, verdictScope), wholeRange, lCause), legend(lCause)))
 }
 
 func implicatedCauses() cog.Builder[dashboard.Panel] {
@@ -52,7 +52,7 @@ func implicatedCauses() cog.Builder[dashboard.Panel] {
 			"so this shows the causes hidden behind a primary one.",
 		"short").
 		Span(thirdWidth * 2).
-		WithTarget(promRange(sumGrowth(sel(promImplicated, verdictScope), stepWindow, lCause), "{{"+lCause+"}}")))
+		WithTarget(promRange(sumGrowth(sel(promImplicated, verdictScope), stepWindow, lCause), legend(lCause))))
 }
 
 func recentTurnVerdicts() cog.Builder[dashboard.Panel] {

@@ -24,7 +24,7 @@ func waitListenOpen() cog.Builder[dashboard.Panel] {
 		waitRule+"Seconds to open the microphone, by stage: the engine's grant, the audio session, and the total (p95).",
 		"s").
 		Span(thirdWidth), greenUntil(1.5)).
-		WithTarget(promRange(quantile(0.95, mListenOpen, phoneScope, rateInterval, lStage), "{{"+lStage+"}}"))
+		WithTarget(promRange(quantile(0.95, mListenOpen, phoneScope, rateInterval, lStage), legend(lStage)))
 }
 
 func waitVerdicts() cog.Builder[dashboard.Panel] {

@@ -89,7 +89,7 @@ func rateBy(series string, labels ...string) string {
 func acceptedSpans() cog.Builder[dashboard.Panel] {
 	return timeseriesPanel("Spans accepted", "Spans per second each receiver accepted from phones and engines.", "reqps").
 		Span(thirdWidth).
-		WithTarget(promRange(rateBy(colAcceptedSpans, lReceiver), "{{"+lReceiver+"}}"))
+		WithTarget(promRange(rateBy(colAcceptedSpans, lReceiver), legend(lReceiver)))
 }
 
 func refusedSpans() cog.Builder[dashboard.Panel] {
@@ -97,7 +97,7 @@ func refusedSpans() cog.Builder[dashboard.Panel] {
 		"Spans per second a receiver refused (the pipeline pushed back, e.g. the memory limiter): the sender keeps them in its spool and retries.",
 		"reqps").
 		Span(thirdWidth).
-		WithTarget(promRange(rateBy(colRefusedSpans, lReceiver), "{{"+lReceiver+"}}"))
+		WithTarget(promRange(rateBy(colRefusedSpans, lReceiver), legend(lReceiver)))
 }
 
 func acceptedPoints() cog.Builder[dashboard.Panel] {
@@ -122,7 +122,7 @@ func verdictDecisions() cog.Builder[dashboard.Panel] {
 			"(the verdict then names the missing take), by reason.",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(sumGrowth(colVerdictDecided, stepWindow, lCause), "{{"+lCause+"}}")).
+		WithTarget(promRange(sumGrowth(colVerdictDecided, stepWindow, lCause), legend(lCause))).
 		WithTarget(promRange(sumGrowth(colVerdictForced, stepWindow, lReason2), "forced: {{"+lReason2+"}}"))
 }
 
@@ -132,7 +132,7 @@ func verdictLosses() cog.Builder[dashboard.Panel] {
 			"decided and duplicate_* (late or repeated deliveries of a turn already decided, at-least-once delivery), export_failed. Every loss is counted, none is silent.",
 		"short").
 		Span(halfWidth).
-		WithTarget(promRange(sumGrowth(colVerdictDropped, stepWindow, lReason2), "{{"+lReason2+"}}"))
+		WithTarget(promRange(sumGrowth(colVerdictDropped, stepWindow, lReason2), legend(lReason2)))
 }
 
 func processorThroughput() cog.Builder[dashboard.Panel] {
@@ -163,8 +163,8 @@ func exporterQueue() cog.Builder[dashboard.Panel] {
 		"Batches waiting in each exporter's sending queue against its capacity: a full queue drops.",
 		"short").
 		Span(thirdWidth).
-		WithTarget(promRange("max"+by(lExporter)+" ("+colQueueSize+")", "size {{"+lExporter+"}}")).
-		WithTarget(promRange("max"+by(lExporter)+" ("+colQueueCapacity+")", "capacity {{"+lExporter+"}}"))
+		WithTarget(promRange(maxOf(colQueueSize, lExporter), "size {{"+lExporter+"}}")).
+		WithTarget(promRange(maxOf(colQueueCapacity, lExporter), "capacity {{"+lExporter+"}}"))
 }
 
 func collectorMemory() cog.Builder[dashboard.Panel] {
@@ -191,7 +191,7 @@ func senderQueued() cog.Builder[dashboard.Panel] {
 		"Export batches on a phone's or the engine's disk, not yet accepted by the collector, per service and launch: "+
 			"recording never waits on the network, the spool does.",
 		"short").
-		WithTarget(promRange("max"+by(lService, lLaunch)+" ("+mExporterQueued.prom()+")", "{{"+lService+"}} {{"+lLaunch+"}}"))
+		WithTarget(promRange(maxOf(mExporterQueued.prom(), lService, lLaunch), "{{"+lService+"}} {{"+lLaunch+"}}"))
 }
 
 func senderDropped() cog.Builder[dashboard.Panel] {

@@ -71,6 +71,15 @@ func by(labels ...string) string {
 	return " by (" + strings.Join(labels, ", ") + ")"
 }
 
+// maxOf is the largest value of series in each group of labels: for gauges
+// and tallies, where one launch's reading must not add to another's.
+func maxOf(series string, labels ...string) string {
+	return "max" + by(labels...) + " (" + series + ")"
+}
+
+// legend is a Grafana legend naming a series by one of its labels.
+func legend(label string) string { return "{{" + label + "}}" }
+
 // growth is how much each series of a cumulative counter (or histogram
 // bucket, sum, count) grew over window, counting a series born within the
 // window from 0. increase() cannot: it starts from a series' first sample,
