@@ -26,8 +26,7 @@ type Take struct {
 	start time.Time
 	err   error // set when the take could not start (an empty id)
 
-	mu        sync.Mutex
-	ended     bool
+	guard
 	firstByte time.Time
 	hasFirst  bool
 	produced  float64
@@ -43,11 +42,11 @@ type Take struct {
 func (s *SDK) StartTake(ctx context.Context, id string) (context.Context, *Take) {
 	if id == "" {
 		s.inst.reject("StartTake")
-		return ctx, &Take{sdk: s, err: &InputError{"StartTake", "id", id, "empty take id"}}
+		return ctx, &Take{sdk: s, guard: guard{inst: s.inst}, err: &InputError{"StartTake", "id", id, "empty take id"}}
 	}
 	start := s.now()
 	ctx, span := s.tracer.Start(ctx, semconv.SpanTTSTake, trace.WithTimestamp(start))
-	t := &Take{sdk: s, span: span, id: id, start: start}
+	t := &Take{sdk: s, guard: guard{inst: s.inst}, span: span, id: id, start: start}
 	s.takes.mu.Lock()
 	n := len(s.takes.active)
 	for o := range s.takes.active {
@@ -62,24 +61,14 @@ func (s *SDK) StartTake(ctx context.Context, id string) (context.Context, *Take)
 // ID is the take's id.
 func (t *Take) ID() string { return t.id }
 
+// lock is the guard's lock, after refusing every call on a take that could
+// not start.
 func (t *Take) lock(call string) error {
 	if t.err != nil {
-		t.sdk.inst.reject(call)
+		t.inst.reject(call)
 		return t.err
 	}
-	t.mu.Lock()
-	if t.ended {
-		t.mu.Unlock()
-		t.sdk.inst.reject(call)
-		return endedError(call)
-	}
-	return nil
-}
-
-func (t *Take) refuse(call string, err error) error {
-	t.mu.Unlock()
-	t.sdk.inst.reject(call)
-	return err
+	return t.guard.lock(call)
 }
 
 // FirstByte marks the take's first audio byte, now. Playback of the take is

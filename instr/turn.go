@@ -3,7 +3,6 @@ package instr
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/percause/percause/exporters/textlines"
@@ -65,8 +64,7 @@ type Turn struct {
 	index int
 	start time.Time
 
-	mu                    sync.Mutex
-	ended                 bool
+	guard
 	linkType, linkSubtype string
 	route                 Route
 	hasRoute              bool
@@ -96,7 +94,7 @@ type Turn struct {
 func (s *SDK) StartTurn(ctx context.Context) (context.Context, *Turn) {
 	start := s.now()
 	ctx, span := s.tracer.Start(ctx, semconv.SpanVoiceTurn, trace.WithNewRoot(), trace.WithTimestamp(start))
-	t := &Turn{sdk: s, ctx: ctx, span: span, index: int(s.turns.Add(1)), start: start}
+	t := &Turn{sdk: s, guard: guard{inst: s.inst}, ctx: ctx, span: span, index: int(s.turns.Add(1)), start: start}
 	return ctx, t
 }
 
@@ -108,23 +106,6 @@ func (t *Turn) Context() context.Context { return t.ctx }
 
 // TraceID is the turn's trace ID in hex.
 func (t *Turn) TraceID() string { return t.span.SpanContext().TraceID().String() }
-
-// lock takes the turn's lock, or counts and returns ErrEnded.
-func (t *Turn) lock(call string) error {
-	t.mu.Lock()
-	if t.ended {
-		t.mu.Unlock()
-		t.sdk.inst.reject(call)
-		return endedError(call)
-	}
-	return nil
-}
-
-func (t *Turn) refuse(call string, err error) error {
-	t.mu.Unlock()
-	t.sdk.inst.reject(call)
-	return err
-}
 
 // SetLink records network.connection.type (semconv.LinkWifi, LinkCell, …) and
 // network.connection.subtype (lte, nr, … or "").
