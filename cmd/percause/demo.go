@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,15 +36,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "runs every scenario and prints one line per turn: scenario, expected cause, verdict, evidence.")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fset.NArg() > 0 {
-		fmt.Fprintf(stderr, "demo: unexpected argument %q\n", fset.Arg(0))
-		return 2
+	if code, ok := parseFlags(fset, args, stderr); !ok {
+		return code
 	}
 	opts, err := lf.options()
 	if err != nil {

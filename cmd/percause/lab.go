@@ -80,15 +80,8 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("scenario", "", "the scenario to run, or all")
 	asJSON := fs.Bool("json", false, "print one JSON object per turn")
 	fs.Usage = func() { usage(); fs.PrintDefaults() }
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lab run: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args[1:], stderr); !ok {
+		return code
 	}
 	if *name == "" {
 		fmt.Fprintln(stderr, "lab run: --scenario is required")

@@ -5,7 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sort"
@@ -28,6 +31,23 @@ func register(c subcommand) {
 		panic("percause: subcommand registered twice: " + c.name)
 	}
 	subcommands[c.name] = c
+}
+
+// parseFlags parses a subcommand's flags and refuses stray arguments. When
+// it returns ok false the subcommand ends with code: 0 after -h, 2 after a
+// bad flag (the flag package has said why) or a stray argument.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
 }
 
 func usage() {

@@ -36,15 +36,8 @@ func runPoolsim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Without flags it prints the three reference rows of the model.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "poolsim: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NFlag() == 0 {
 		fmt.Fprint(stdout, poolsim.Table())
