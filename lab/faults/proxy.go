@@ -452,13 +452,7 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 		if stallUntil.After(due) {
 			due = stallUntil
 		}
-		if wait := time.Until(due); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-wake:
-				t.Stop()
-			}
+		if waitUntil(due, wake) {
 			continue
 		}
 		b := c.b
@@ -475,13 +469,7 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 				*next = next.Add(time.Duration(float64(len(b)) * perByte))
 				p.mu.Unlock()
 			}
-			if wait := time.Until(slot); wait > 0 {
-				t := time.NewTimer(wait)
-				select {
-				case <-t.C:
-				case <-wake:
-					t.Stop()
-				}
+			if waitUntil(slot, wake) {
 				continue
 			}
 		}
@@ -499,6 +487,22 @@ func (l *link) deliver(c chunk, dst net.Conn, down bool) bool {
 		}
 		return err == nil
 	}
+}
+
+// waitUntil sleeps until at, or until wake says the shaping changed, and
+// reports whether it waited at all (the caller then looks again).
+func waitUntil(at time.Time, wake <-chan struct{}) bool {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-wake:
+	}
+	return true
 }
 
 var _ io.Closer = (*Proxy)(nil)
