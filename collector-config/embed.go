@@ -27,4 +27,8 @@ const (
 	EnvDataDir        = "PERCAUSE_DATA_DIR"        // data folder (./percause-data)
 	EnvVerdictFile    = "PERCAUSE_VERDICT_FILE"    // traces with their verdicts, OTLP JSON lines (./percause-data/verdicts.jsonl)
 	EnvVerdictWait    = "PERCAUSE_VERDICT_WAIT"    // how long a turn waits for its takes (5s)
+	// EnvTraceExporters lists the traces pipeline's exporters ([count, file/verdicts]);
+	// add otlphttp/traces to forward every trace through a queue kept on disk.
+	EnvTraceExporters = "PERCAUSE_TRACE_EXPORTERS"
+	EnvTracesForward  = "PERCAUSE_TRACES_FORWARD" // where otlphttp/traces sends (http://127.0.0.1:4320/v1/traces)
 )
