@@ -83,6 +83,25 @@ func startCollector(t *testing.T) collector {
 	}
 }
 
+// exportersOf is a pipeline's exporter list: as written, or, where the
+// pipeline takes it from the environment (${env:NAME:-[a, b]}), its default.
+func exportersOf(t *testing.T, v any) []any {
+	t.Helper()
+	if list, ok := v.([]any); ok {
+		return list
+	}
+	ref, _ := v.(string)
+	i := strings.Index(ref, ":-")
+	if !strings.HasPrefix(ref, "${env:") || i < 0 || !strings.HasSuffix(ref, "}") {
+		t.Fatalf("pipeline exporters %q: neither a list nor an environment reference with a default", ref)
+	}
+	var list []any
+	if err := yaml.Unmarshal([]byte(ref[i+2:len(ref)-1]), &list); err != nil {
+		t.Fatalf("pipeline exporters default %q: %v", ref, err)
+	}
+	return list
+}
+
 // withDeadExporter is the embedded default plus one exporter (traces and
 // metrics) with a sending queue whose endpoint refuses every connection: the
 // exporter-queue and send-failure panels then have something to show, as
@@ -101,7 +120,7 @@ func withDeadExporter(t *testing.T, local []byte) []byte {
 	}
 	for _, signal := range []string{"traces", "metrics"} {
 		p := cfg["service"].(map[string]any)["pipelines"].(map[string]any)[signal].(map[string]any)
-		p["exporters"] = append(p["exporters"].([]any), "otlphttp/down")
+		p["exporters"] = append(exportersOf(t, p["exporters"]), "otlphttp/down")
 	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
