@@ -28,7 +28,7 @@ func TestFactories(t *testing.T) {
 	want := map[string][]string{
 		"receiver":  {"otlp"},
 		"processor": {"verdict", "batch", "memory_limiter"},
-		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "file"},
+		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file"},
 		"extension": {"file_storage", "bearertokenauth", "health_check"},
 		"connector": {"count"},
 	}
