@@ -2,7 +2,7 @@
 // call to record one measurement per cause of "it breaks up".
 //
 // Setup builds a tracer and a meter provider with the resource of
-// ARCHITECTURE.md (service.name, service.instance.id per launch,
+// docs/architecture.md (service.name, service.instance.id per launch,
 // app.installation.id) and the exporters of package exporters: every batch is
 // encoded as OTLP protobuf, kept in a crash-safe disk spool and sent over
 // OTLP/HTTP on a client of its own. Recording never waits for the network.

@@ -77,7 +77,7 @@ type burstResult struct {
 	errs           []error
 }
 
-// replayBurst plays DOMAIN.md's reply against a healthy engine: the turn's
+// replayBurst plays docs/queueing.md's reply against a healthy engine: the turn's
 // line stream from 0 s for 40.4 s; at 20 s four prepares and a 26 s upload
 // of 2 MB; at 20.4 s four take streams of 14, 19, 24 and 30 s; the progress
 // check every 3 s after each answer or timeout until 45 s.

@@ -6,7 +6,7 @@
 // reply's tool ended, four take prepares, four take streams and a 2 MB upload
 // left in the same second beside the turn's stream, the progress check queued
 // behind the audio, timed out, and the status line said "Reconnecting"
-// against a healthy engine (DOMAIN.md).
+// against a healthy engine (docs/domain.md, docs/queueing.md).
 //
 // What it does:
 //

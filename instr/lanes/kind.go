@@ -12,7 +12,8 @@ import (
 // pippa.call.kind.
 type Kind string
 
-// The kinds of call the phone makes (DOMAIN.md, "Traffic by kind").
+// The kinds of call the phone makes (docs/domain.md, "What was learned about
+// the connections": traffic is split by kind).
 const (
 	// Control lane: short replies that must never queue behind audio.
 	KindCheck   Kind = "check"   // the progress check, every 3 s, 5 s timeout

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Defaults of the pool (DOMAIN.md, "What was learned about the connections").
+// Defaults of the pool (docs/domain.md, "What was learned about the connections").
 const (
 	// DefaultConnsPerHost is the phone's limit: six connections to a host,
 	// here per lane.

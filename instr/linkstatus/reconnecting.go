@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Defaults of the Reconnecting rule (DOMAIN.md), in person-time.
+// Defaults of the Reconnecting rule (docs/domain.md), in person-time.
 const (
 	// DefaultFailures is how many check failures in a row the verdict needs:
 	// one missed check is never enough.
@@ -29,7 +29,7 @@ type Thresholds struct {
 	Quiet      time.Duration
 }
 
-// DefaultThresholds returns the rule's thresholds as DOMAIN.md fixes them.
+// DefaultThresholds returns the rule's thresholds as docs/domain.md fixes them.
 func DefaultThresholds() Thresholds {
 	return Thresholds{Failures: DefaultFailures, FailingFor: DefaultFailingFor, Quiet: DefaultQuiet}
 }

@@ -110,7 +110,7 @@ func arg(a Args, k Arg) string {
 // is the tailnet the likely culprit.
 const TailnetAdvice = "Check that Tailscale is connected on this device and that the Pippa machine is online in the tailnet."
 
-// The registered warnings. Messages are the ones DOMAIN.md fixes.
+// The registered warnings. Messages are the ones docs/domain.md fixes.
 var (
 	// DeviceOffline: the device has no usable network path.
 	DeviceOffline = Register(&Warnable{

@@ -10,7 +10,7 @@ import (
 	"github.com/percause/percause/instr/linkstatus"
 )
 
-// Defaults of the model (DOMAIN.md).
+// Defaults of the model (docs/queueing.md).
 const (
 	DefaultConns        = 6                        // connections per pool, as on the phone
 	DefaultHorizon      = 45 * time.Second         // checks are asked while before this
@@ -52,7 +52,8 @@ type Case struct {
 	WordsUntil time.Duration
 }
 
-// Reference returns the three reference cases of DOMAIN.md in table order.
+// Reference returns the three reference cases of docs/queueing.md in table
+// order.
 func Reference() []Case {
 	return []Case{
 		{TwoPools: false, WordsUntil: -1},
@@ -153,7 +154,7 @@ type call struct {
 	seq     int // insertion order, the last tie-break (never reached by distinct calls)
 }
 
-// less is the service order of DOMAIN.md: arrival time, the turn's stream
+// less is the service order of docs/queueing.md: arrival time, the turn's stream
 // before any other kind, shorter first, then kind name.
 func less(a, b *call) bool {
 	if a.arrival != b.arrival {

@@ -1,5 +1,5 @@
 // Package engine is the lab's engine: a real HTTP server with the calls of a
-// voice turn (DOMAIN.md), behind a front that answers 503 while the engine
+// voice turn (docs/domain.md), behind a front that answers 503 while the engine
 // restarts, as the home machine's reverse proxy does.
 //
 //	POST /api/listen             the listening grant

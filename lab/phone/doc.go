@@ -1,6 +1,6 @@
 // Package phone is the lab's phone: a real client of the lab engine, built on
 // the SDK (instr) and the client's lanes (instr/lanes), that runs voice turns
-// the way DOMAIN.md describes them.
+// the way docs/domain.md describes them.
 //
 // One turn: the microphone opens (the audio session, then the engine's
 // listening grant), she speaks, the recording is posted, the turn's line

@@ -1,5 +1,5 @@
 // Package scenario is the lab's table of scenarios: for every cause of
-// DOMAIN.md, the fault that produces it and the primary cause the verdict of
+// docs/domain.md, the fault that produces it and the primary cause the verdict of
 // each turn must name; plus the lost-link scenarios (the engine restarting,
 // the device offline), whose expectation is the status message the phone
 // records, and the burst that shows the six-connection starvation on one

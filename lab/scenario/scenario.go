@@ -149,10 +149,10 @@ var lateReply = []Line{
 
 // burstReply is a tool's result read in four units at once: four prepares
 // and four take streams in the same second beside the turn's stream and the
-// upload (DOMAIN.md: one pool of six starves the progress check). Its 40.4 s
-// of audio made at twice real time after burstFirstByte keep the take
-// streams on their connections for 14 to 18 s (DOMAIN.md's model: 14 to
-// 30 s), with the line stream and the upload holding the other two.
+// upload (docs/domain.md: one pool of six starves the progress check). Its
+// 40.4 s of audio made at twice real time after burstFirstByte keep the take
+// streams on their connections for 14 to 18 s (docs/queueing.md's model: 14
+// to 30 s), with the line stream and the upload holding the other two.
 //
 // The starvation must not depend on when a check happens to be asked: a
 // check answered just before the pool fills asks again 3.2 s later, and
