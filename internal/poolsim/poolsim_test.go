@@ -1,6 +1,8 @@
 package poolsim
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,25 +12,46 @@ import (
 	"github.com/percause/percause/internal/testenv"
 )
 
-// referenceRows reads the three reference rows from DOMAIN.md itself, so the
-// model and the document cannot drift apart.
+// referenceRows reads the reference table from the repository's own
+// description of the model, docs/queueing.md: the indented rows under "The
+// reference table". The model and the document cannot drift apart, and the
+// test never skips: the document is part of the repository.
 func referenceRows(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(testenv.RepoRoot(), "..", "shared", "design", "DOMAIN.md")
+	path := filepath.Join(testenv.RepoRoot(), "docs", "queueing.md")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("DOMAIN.md not beside the repository (%v); the golden file still applies", err)
+		t.Fatalf("the model's document: %v", err)
+	}
+	rows, err := tableRows(string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
+}
+
+// tableRows returns the indented block under the "## The reference table"
+// heading, unindented, one row a line.
+func tableRows(doc string) (string, error) {
+	_, section, ok := strings.Cut(doc, "\n## The reference table\n")
+	if !ok {
+		return "", errors.New(`no "## The reference table" section`)
+	}
+	if next := strings.Index(section, "\n## "); next >= 0 {
+		section = section[:next]
 	}
 	var rows []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, "checks ") && strings.Contains(line, "| one miss:") {
-			rows = append(rows, strings.TrimPrefix(line, "    "))
+	for _, line := range strings.Split(section, "\n") {
+		if row, ok := strings.CutPrefix(line, "    "); ok {
+			rows = append(rows, row)
+		} else if len(rows) > 0 {
+			break // the first indented block is the table
 		}
 	}
 	if len(rows) != 3 {
-		t.Fatalf("found %d reference rows in DOMAIN.md, want 3", len(rows))
+		return "", fmt.Errorf("found %d reference rows, want 3", len(rows))
 	}
-	return strings.Join(rows, "\n") + "\n"
+	return strings.Join(rows, "\n") + "\n", nil
 }
 
 func TestTableMatchesGolden(t *testing.T) {
@@ -44,7 +67,28 @@ func TestTableMatchesGolden(t *testing.T) {
 func TestTableMatchesDomain(t *testing.T) {
 	want := referenceRows(t)
 	if got := Table(); got != want {
-		t.Fatalf("reference table differs from DOMAIN.md\n got:\n%q\nwant:\n%q", got, want)
+		t.Fatalf("reference table differs from docs/queueing.md\n got:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// TestTableRowsFindsTheTable: the reader of the document fails loudly when
+// the table is missing, short, or moved out of its section.
+func TestTableRowsFindsTheTable(t *testing.T) {
+	row := "one pool, a healthy engine   checks 12, missed  1 | one miss: 27.4 s  verdict: never"
+	three := "    " + row + "\n    " + row + "\n    " + row + "\n"
+	for _, c := range []struct {
+		name, doc string
+		ok        bool
+	}{
+		{"the table", "# m\n\n## The reference table\n\ntext:\n\n" + three + "\nafter\n", true},
+		{"no section", "# m\n\n" + three, false},
+		{"two rows", "## x\n\n## The reference table\n\n    " + row + "\n    " + row + "\n", false},
+		{"table in the next section", "## x\n\n## The reference table\n\nnone here\n\n## Other\n\n" + three, false},
+	} {
+		got, err := tableRows(c.doc)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: rows %q, err %v; want ok %v", c.name, got, err, c.ok)
+		}
 	}
 }
 
