@@ -15,6 +15,11 @@ var (
 	TakeKeys = []string{"take", "trace", "first_byte", "total", "audio", "rate", "need", "beside"}
 )
 
+// TurnKeyChanges is the optional last field of a [voice-turn] line: each
+// route change while she read (at@reason>outputs), printed when the writer
+// knows them. A line without it is the older format and still reads.
+const TurnKeyChanges = "changes"
+
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("textlines: not a canonical line")
 
@@ -52,6 +57,9 @@ func Parse(s string) (Line, error) {
 		return Line{}, fmt.Errorf("%w: prefix %q is neither %s nor %s", ErrSyntax, tokens[0], PrefixTurn, PrefixTake)
 	}
 	tokens = tokens[1:]
+	if keys[0] == TurnKeys[0] && len(tokens) == len(keys)+1 && strings.HasPrefix(tokens[len(keys)], "changes=") {
+		keys = append(keys[:len(keys):len(keys)], TurnKeyChanges) // the optional last field
+	}
 	if len(tokens) != len(keys) {
 		return Line{}, fmt.Errorf("%w: %d fields, want %d", ErrSyntax, len(tokens), len(keys))
 	}

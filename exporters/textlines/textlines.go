@@ -34,13 +34,17 @@ type Live struct {
 
 // Turn is one voice turn as the [voice-turn] line prints it.
 type Turn struct {
-	Index                       int
-	TraceID                     string
-	LinkType, LinkSubtype       string
-	Inputs, Outputs             []string
-	Bluetooth                   bool
-	SampleRate                  float64
-	RouteChanges                int
+	Index                 int
+	TraceID               string
+	LinkType, LinkSubtype string
+	Inputs, Outputs       []string
+	Bluetooth             bool
+	SampleRate            float64
+	RouteChanges          int
+	// Changes are the route changes while she read, in order. The line
+	// prints them (changes=…) only when given: a writer that knows only
+	// the count keeps printing route_changes alone, as before.
+	Changes                     []RouteChange
 	Stutter                     bool
 	Units                       []Unit
 	ListenGrant, ListenSession  float64
@@ -167,6 +171,19 @@ func AppendTurn(b []byte, t *Turn) []byte {
 	}
 	if n == 0 {
 		b = append(b, '-')
+	}
+	if len(t.Changes) > 0 {
+		b = append(b, " changes="...)
+		for i, c := range t.Changes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, c.At, 'f', 2, 64)
+			b = append(b, '@')
+			b = append(b, token(orDash(c.Reason))...)
+			b = append(b, '>')
+			b = appendList(b, c.Outputs)
+		}
 	}
 	return append(b, '\n')
 }
