@@ -11,6 +11,12 @@ package collectorconfig
 
 import _ "embed"
 
+// Lines is lines.yaml: the embedded default's pipeline with the apps' own
+// [voice-turn] and [tts-take] lines as a way in (tailed files, OTLP logs).
+//
+//go:embed lines.yaml
+var Lines []byte
+
 // Local is local.yaml: the embedded default configuration.
 //
 //go:embed local.yaml
@@ -31,4 +37,7 @@ const (
 	// add otlphttp/traces to forward every trace through a queue kept on disk.
 	EnvTraceExporters = "PERCAUSE_TRACE_EXPORTERS"
 	EnvTracesForward  = "PERCAUSE_TRACES_FORWARD" // where otlphttp/traces sends (http://127.0.0.1:4320/v1/traces)
+	// EnvLinesInclude lists the files lines.yaml tails, a YAML list of globs ([./logs/*.log]).
+	EnvLinesInclude = "PERCAUSE_LINES_INCLUDE"
+	EnvLinesWait    = "PERCAUSE_LINES_WAIT" // how long a line waits for the lines it joins (10s)
 )

@@ -26,11 +26,11 @@ func TestFactories(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"receiver":  {"otlp"},
+		"receiver":  {"otlp", "filelog"},
 		"processor": {"verdict", "batch", "memory_limiter"},
 		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file"},
 		"extension": {"file_storage", "bearertokenauth", "health_check"},
-		"connector": {"count"},
+		"connector": {"count", "lines"},
 	}
 	has := func(kind, name string) bool {
 		typ := component.MustNewType(name)

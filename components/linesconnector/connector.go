@@ -1,0 +1,347 @@
+package linesconnector
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/percause/percause/components/linesconnector/internal/metadata"
+	"github.com/percause/percause/exporters/textlines"
+)
+
+// Log record attributes the connector reads: where a line came from, as the
+// filelog receiver names them (include_file_name, include_file_path,
+// include_file_record_number). `percause lines` sets the same ones.
+const (
+	AttrFileName     = "log.file.name"
+	AttrFilePath     = "log.file.path"
+	AttrRecordNumber = "log.file.record_number"
+)
+
+// Outcomes of a line (the outcome attribute of otelcol_connector_lines_lines).
+const (
+	outcomeTurn      = "turn"
+	outcomeTake      = "take"
+	outcomeMalformed = "malformed"
+	outcomeOther     = "other"
+)
+
+// Reasons a line read is not emitted (otelcol_connector_lines_dropped).
+const (
+	dropTakeWithoutTurn = "take_without_turn" // a take without a trace ID that no turn named in time
+	dropDuplicate       = "duplicate"         // a line already held (read twice)
+	dropExportFailed    = "export_failed"     // the traces pipeline refused what the sweep emitted
+)
+
+// Reasons a held line is let go before its partner came (logged).
+const (
+	releaseWait     = "wait"
+	releaseLimit    = "pending_limit"
+	releaseShutdown = "shutdown"
+)
+
+type linesConnector struct {
+	cfg    *Config
+	logger *zap.Logger
+	tel    *metadata.TelemetryBuilder
+	next   consumer.Traces
+	now    func() time.Time
+	manual bool // tests sweep by hand with their own clock
+
+	mu sync.Mutex
+	st *state
+
+	stop chan struct{}
+	done chan struct{}
+
+	outcomeAttrs map[string]metric.MeasurementOption
+	reasonAttrs  map[string]metric.MeasurementOption
+}
+
+type option func(*linesConnector)
+
+// withClock replaces the clock and turns off the background sweep.
+func withClock(now func() time.Time) option {
+	return func(c *linesConnector) { c.now, c.manual = now, true }
+}
+
+func newConnector(set connector.Settings, cfg *Config, next consumer.Traces, opts ...option) (*linesConnector, error) {
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	c := &linesConnector{
+		cfg: cfg, logger: set.Logger, tel: tel, next: next, now: time.Now,
+		st:           newState(cfg),
+		outcomeAttrs: map[string]metric.MeasurementOption{},
+		reasonAttrs:  map[string]metric.MeasurementOption{},
+	}
+	for _, o := range []string{outcomeTurn, outcomeTake, outcomeMalformed, outcomeOther} {
+		c.outcomeAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttributeOutcome, o)))
+	}
+	for _, r := range append([]string{dropTakeWithoutTurn, dropDuplicate, dropExportFailed}, textlines.Reasons...) {
+		c.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttributeReason, r)))
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+func (c *linesConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+func (c *linesConnector) Start(context.Context, component.Host) error {
+	if c.manual {
+		return nil
+	}
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	interval := min(max(c.cfg.Wait/10, 10*time.Millisecond), time.Second)
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				c.sweep(context.Background())
+			}
+		}
+	}()
+	return nil
+}
+
+// Shutdown lets every held line go: turns are emitted with the takes they
+// have, takes with a trace ID alone; takes without one are dropped. The
+// collector shuts a connector down before the pipelines after it, so the
+// verdict processor still decides what is emitted here.
+func (c *linesConnector) Shutdown(ctx context.Context) error {
+	if c.stop != nil {
+		close(c.stop)
+		<-c.done
+		c.stop = nil
+	}
+	c.mu.Lock()
+	out := newEmission()
+	c.st.releaseAll(&out, releaseShutdown)
+	c.mu.Unlock()
+	err := c.emit(ctx, &out)
+	c.tel.Shutdown()
+	return err
+}
+
+// sweep lets go the lines whose wait is over.
+func (c *linesConnector) sweep(ctx context.Context) {
+	c.mu.Lock()
+	out := newEmission()
+	c.st.expire(c.now(), &out)
+	c.mu.Unlock()
+	if err := c.emit(ctx, &out); err != nil {
+		c.logger.Warn("lines connector: the traces pipeline refused what the sweep emitted", zap.Error(err))
+	}
+}
+
+// line is one line read with where it came from.
+type line struct {
+	rec      textlines.Record
+	body     string // the line from its tag on
+	resource pcommon.Resource
+	file     string
+	number   int64
+	at       time.Time // the line's own time (for the take window)
+	arrived  time.Time
+	// trace is the line's trace ID, or the log record's when the line has
+	// none (zero: neither).
+	trace pcommon.TraceID
+}
+
+func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	now := c.now()
+	var lines []line
+	counts := map[string]int64{}
+	malformed := map[string]int64{}
+	var unknown int64
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		// Lines may be held past this call; the batch is the caller's.
+		res := pcommon.NewResource()
+		rl.Resource().CopyTo(res)
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			lrs := sls.At(j).LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				lr := lrs.At(k)
+				file, number := recordSource(lr)
+				for n, text := range strings.Split(lr.Body().AsString(), "\n") {
+					if n > 0 && text == "" {
+						continue
+					}
+					rec, err := textlines.Read(text)
+					if err != nil {
+						if errors.Is(err, textlines.ErrNotALine) {
+							counts[outcomeOther]++
+							continue
+						}
+						counts[outcomeMalformed]++
+						var le *textlines.LineError
+						reason := textlines.ReasonSyntax
+						if errors.As(err, &le) {
+							reason = le.Reason
+						}
+						malformed[reason]++
+						c.logger.Warn("lines connector: malformed line", zap.String("file", orDash(file)),
+							zap.Int64("line", number+int64(n)), zap.String("reason", reason), zap.Error(err))
+						continue
+					}
+					if rec.Kind == textlines.KindTurn {
+						counts[outcomeTurn]++
+					} else {
+						counts[outcomeTake]++
+					}
+					unknown += int64(rec.Unknown)
+					l := line{rec: rec, body: body(text), resource: res, file: file, number: number + int64(n), arrived: now}
+					if rec.TraceID != "" {
+						l.trace = traceIDOf(rec.TraceID)
+					} else if !lr.TraceID().IsEmpty() {
+						l.trace = lr.TraceID()
+					}
+					switch {
+					case !rec.Time.IsZero():
+						l.at = rec.Time
+					case lr.Timestamp() != 0:
+						l.at = lr.Timestamp().AsTime()
+					case lr.ObservedTimestamp() != 0:
+						l.at = lr.ObservedTimestamp().AsTime()
+					default:
+						l.at = now
+					}
+					lines = append(lines, l)
+				}
+			}
+		}
+	}
+
+	out := newEmission()
+	c.mu.Lock()
+	for i := range lines {
+		c.st.add(&lines[i], &out)
+	}
+	c.st.limit(&out)
+	c.mu.Unlock()
+
+	for o, n := range counts {
+		c.tel.ConnectorLinesLines.Add(ctx, n, c.outcomeAttrs[o])
+	}
+	for r, n := range malformed {
+		c.tel.ConnectorLinesMalformed.Add(ctx, n, c.reasonAttrs[r])
+	}
+	if unknown > 0 {
+		c.tel.ConnectorLinesUnknownFields.Add(ctx, unknown)
+	}
+	// An error goes back to the receiver, which may deliver the logs again:
+	// the spans made from a line are the same every time (their IDs derive
+	// from the line), so a redelivery cannot make a second turn.
+	return c.emit(ctx, &out)
+}
+
+// emit sends what was released and records the telemetry of a state change.
+func (c *linesConnector) emit(ctx context.Context, out *emission) error {
+	if out.pendingDelta != 0 {
+		c.tel.ConnectorLinesPending.Add(ctx, out.pendingDelta)
+	}
+	for r, n := range out.dropped {
+		c.tel.ConnectorLinesDropped.Add(ctx, n, c.reasonAttr(r))
+	}
+	for _, r := range out.released {
+		c.logger.Debug("lines connector: let a line go before the lines it joins came",
+			zap.String("what", r.what), zap.String("file", orDash(r.file)), zap.Int64("line", r.number), zap.String("reason", r.reason))
+	}
+	if out.traces.ResourceSpans().Len() == 0 {
+		return nil
+	}
+	if err := c.next.ConsumeTraces(ctx, out.traces); err != nil {
+		c.tel.ConnectorLinesDropped.Add(ctx, int64(out.turns+out.takes), c.reasonAttr(dropExportFailed))
+		return err
+	}
+	if out.turns > 0 {
+		c.tel.ConnectorLinesTurns.Add(ctx, int64(out.turns))
+	}
+	if out.takes > 0 {
+		c.tel.ConnectorLinesTakes.Add(ctx, int64(out.takes))
+	}
+	return nil
+}
+
+func (c *linesConnector) reasonAttr(r string) metric.MeasurementOption {
+	if a, ok := c.reasonAttrs[r]; ok {
+		return a
+	}
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttributeReason, r)))
+}
+
+// recordSource is the file and line number a record says it came from.
+func recordSource(lr plog.LogRecord) (string, int64) {
+	a := lr.Attributes()
+	file := ""
+	if v, ok := a.Get(AttrFileName); ok {
+		file = v.AsString()
+	} else if v, ok := a.Get(AttrFilePath); ok {
+		file = v.AsString()
+	}
+	var n int64
+	if v, ok := a.Get(AttrRecordNumber); ok {
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			n = v.Int()
+		case pcommon.ValueTypeDouble:
+			n = int64(v.Double())
+		}
+	}
+	return file, n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// emission is what one call releases: traces to send and telemetry.
+type emission struct {
+	traces       ptrace.Traces
+	turns, takes int
+	pendingDelta int64
+	dropped      map[string]int64
+	released     []released
+}
+
+type released struct {
+	what, file, reason string
+	number             int64
+}
+
+func newEmission() emission { return emission{traces: ptrace.NewTraces()} }
+
+func (e *emission) drop(reason string) {
+	if e.dropped == nil {
+		e.dropped = map[string]int64{}
+	}
+	e.dropped[reason]++
+}

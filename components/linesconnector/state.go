@@ -1,0 +1,484 @@
+package linesconnector
+
+import (
+	"crypto/sha256"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/percause/percause/exporters/textlines"
+)
+
+// The connector's state: lines held for the lines they join, and a ring of
+// recently emitted turns. Every part is bounded: held lines by max_pending
+// (and by wait, after which they are let go), the ring by
+// emitted_cache_size.
+
+type heldTurn struct {
+	l       *line
+	trace   pcommon.TraceID
+	derived bool            // the trace was derived from the line (it had none), so it may adopt a take's
+	names   []string        // the take IDs the turn names
+	need    map[string]bool // take IDs of underrunning units still missing
+	takes   []*line
+	gone    bool
+}
+
+type heldTake struct {
+	l    *line
+	id   string
+	gone bool
+}
+
+type queued struct {
+	turn     *heldTurn
+	take     *heldTake
+	deadline time.Time
+}
+
+type state struct {
+	cfg          *Config
+	turns        map[pcommon.TraceID]*heldTurn
+	turnsByTake  map[string][]*heldTurn
+	takesByTrace map[pcommon.TraceID][]*heldTake
+	takesByID    map[string][]*heldTake
+	queue        []queued // in arrival order; entries already gone are skipped
+	held         int
+	emitted      *emittedRing
+}
+
+func newState(cfg *Config) *state {
+	return &state{
+		cfg:          cfg,
+		turns:        map[pcommon.TraceID]*heldTurn{},
+		turnsByTake:  map[string][]*heldTurn{},
+		takesByTrace: map[pcommon.TraceID][]*heldTake{},
+		takesByID:    map[string][]*heldTake{},
+		emitted:      newEmittedRing(cfg.EmittedCacheSize),
+	}
+}
+
+func (s *state) within(a, b time.Time) bool {
+	d := a.Sub(b)
+	if d < 0 {
+		d = -d
+	}
+	return d <= s.cfg.TakeWindow
+}
+
+// add takes one line in: it joins what it can and releases what is complete.
+func (s *state) add(l *line, out *emission) {
+	if l.rec.Kind == textlines.KindTurn {
+		s.addTurn(l, out)
+		return
+	}
+	s.addTake(l, out)
+}
+
+func (s *state) addTurn(l *line, out *emission) {
+	h := &heldTurn{l: l, trace: l.trace, need: map[string]bool{}}
+	if h.trace.IsEmpty() {
+		h.trace, h.derived = derivedTrace(l), true
+	}
+	if _, dup := s.turns[h.trace]; dup || s.emitted.hasTrace(h.trace) {
+		out.drop(dropDuplicate)
+		return
+	}
+	for _, u := range l.rec.Turn.Units {
+		if u.TakeID == "" {
+			continue
+		}
+		h.names = append(h.names, u.TakeID)
+		if u.Underruns > 0 {
+			h.need[u.TakeID] = true
+		}
+	}
+	// Takes already here: by trace, then by the take IDs the turn names.
+	if !h.derived {
+		for _, tk := range s.takesByTrace[h.trace] {
+			s.attach(h, tk, out)
+		}
+	}
+	for _, id := range h.names {
+		for _, tk := range s.takesByID[id] {
+			if tk.gone || hasTake(h, id) || !s.within(l.at, tk.l.at) {
+				continue
+			}
+			if !tk.l.trace.IsEmpty() && tk.l.trace != h.trace {
+				if !h.derived {
+					continue // another trace's take with the same ID
+				}
+				if s.adopt(h, tk.l.trace, out); h.trace != tk.l.trace {
+					continue
+				}
+			}
+			s.attach(h, tk, out)
+			break
+		}
+	}
+	if len(h.need) == 0 {
+		s.release(h, "", out)
+		return
+	}
+	s.turns[h.trace] = h
+	for _, id := range h.names {
+		s.turnsByTake[id] = append(s.turnsByTake[id], h)
+	}
+	s.hold(queued{turn: h, deadline: l.arrived.Add(s.cfg.Wait)}, out)
+}
+
+// adopt gives a turn that had no trace ID the trace of a take it joins, and
+// takes in the other takes of that trace already held.
+func (s *state) adopt(h *heldTurn, trace pcommon.TraceID, out *emission) {
+	if _, taken := s.turns[trace]; taken || s.emitted.hasTrace(trace) {
+		return
+	}
+	if cur, ok := s.turns[h.trace]; ok && cur == h {
+		delete(s.turns, h.trace)
+		s.turns[trace] = h
+	}
+	h.trace, h.derived = trace, false
+	for _, tk := range s.takesByTrace[trace] {
+		s.attach(h, tk, out)
+	}
+}
+
+func hasTake(h *heldTurn, id string) bool {
+	for _, t := range h.takes {
+		if t.rec.Take.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *state) addTake(l *line, out *emission) {
+	id := l.rec.Take.ID
+	tk := &heldTake{l: l, id: id}
+	if !l.trace.IsEmpty() {
+		if h, ok := s.turns[l.trace]; ok {
+			if hasTake(h, id) {
+				out.drop(dropDuplicate)
+				return
+			}
+			s.attach(h, tk, out)
+			s.maybeRelease(h, out)
+			return
+		}
+		if s.emitted.hasTrace(l.trace) {
+			s.releaseTake(l, l.trace, out)
+			return
+		}
+		for _, o := range s.takesByTrace[l.trace] {
+			if !o.gone && o.id == id {
+				out.drop(dropDuplicate)
+				return
+			}
+		}
+	}
+	// A turn that names the take and has no trace of its own (or the same).
+	for _, h := range s.turnsByTake[id] {
+		if h.gone || hasTake(h, id) || !s.within(h.l.at, l.at) {
+			continue
+		}
+		if !l.trace.IsEmpty() && l.trace != h.trace {
+			if !h.derived {
+				continue
+			}
+			s.adopt(h, l.trace, out)
+			if h.trace != l.trace {
+				continue
+			}
+		}
+		s.attach(h, tk, out)
+		s.maybeRelease(h, out)
+		return
+	}
+	if l.trace.IsEmpty() {
+		if trace, ok := s.emitted.byTake(id, l.at, s); ok {
+			s.releaseTake(l, trace, out)
+			return
+		}
+	}
+	if !l.trace.IsEmpty() {
+		s.takesByTrace[l.trace] = append(s.takesByTrace[l.trace], tk)
+	}
+	s.takesByID[id] = append(s.takesByID[id], tk)
+	s.hold(queued{take: tk, deadline: l.arrived.Add(s.cfg.Wait)}, out)
+}
+
+func (s *state) hold(q queued, out *emission) {
+	s.queue = append(s.queue, q)
+	s.held++
+	out.pendingDelta++
+}
+
+// attach joins a take to a turn; a held take stops being held.
+func (s *state) attach(h *heldTurn, tk *heldTake, out *emission) {
+	if tk.gone {
+		return
+	}
+	if s.unholdTake(tk) {
+		out.pendingDelta--
+	}
+	tk.gone = true
+	h.takes = append(h.takes, tk.l)
+	delete(h.need, tk.id)
+}
+
+// unholdTake removes a take from the indexes; it reports whether it was held.
+func (s *state) unholdTake(tk *heldTake) bool {
+	held := false
+	if list, ok := s.takesByID[tk.id]; ok {
+		if n := removeTake(list, tk); len(n) < len(list) {
+			held = true
+			if len(n) == 0 {
+				delete(s.takesByID, tk.id)
+			} else {
+				s.takesByID[tk.id] = n
+			}
+		}
+	}
+	if tr := tk.l.trace; !tr.IsEmpty() {
+		if list, ok := s.takesByTrace[tr]; ok {
+			if n := removeTake(list, tk); len(n) == 0 {
+				delete(s.takesByTrace, tr)
+			} else {
+				s.takesByTrace[tr] = n
+			}
+		}
+	}
+	if held {
+		s.held--
+	}
+	return held
+}
+
+func removeTake(list []*heldTake, tk *heldTake) []*heldTake {
+	for i, o := range list {
+		if o == tk {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+func (s *state) maybeRelease(h *heldTurn, out *emission) {
+	if len(h.need) == 0 {
+		s.release(h, "", out)
+	}
+}
+
+// release emits a turn with the takes it has; why is "" when it is complete.
+func (s *state) release(h *heldTurn, why string, out *emission) {
+	if h.gone {
+		return
+	}
+	h.gone = true
+	if cur, ok := s.turns[h.trace]; ok && cur == h {
+		delete(s.turns, h.trace)
+		s.held--
+		out.pendingDelta--
+	}
+	for _, id := range h.names {
+		list := s.turnsByTake[id]
+		for i, o := range list {
+			if o == h {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.turnsByTake, id)
+		} else {
+			s.turnsByTake[id] = list
+		}
+	}
+	if why != "" {
+		out.released = append(out.released, released{what: "turn", file: h.l.file, number: h.l.number, reason: why})
+	}
+	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace)
+	for _, tk := range h.takes {
+		appendTakeSpan(out.traces.ResourceSpans(), tk, h.trace)
+	}
+	out.turns++
+	out.takes += len(h.takes)
+	s.emitted.add(h.trace, h.names, h.l.at)
+}
+
+func (s *state) releaseTake(l *line, trace pcommon.TraceID, out *emission) {
+	appendTakeSpan(out.traces.ResourceSpans(), l, trace)
+	out.takes++
+}
+
+// letGo ends a held entry's wait: a turn is emitted with what it has, a take
+// with a trace ID alone, a take without one is dropped.
+func (s *state) letGo(q queued, why string, out *emission) {
+	if q.turn != nil {
+		s.release(q.turn, why, out)
+		return
+	}
+	tk := q.take
+	if tk.gone {
+		return
+	}
+	tk.gone = true
+	if s.unholdTake(tk) {
+		out.pendingDelta--
+	}
+	if tk.l.trace.IsEmpty() {
+		out.drop(dropTakeWithoutTurn)
+		out.released = append(out.released, released{what: "take " + tk.id, file: tk.l.file, number: tk.l.number, reason: why})
+		return
+	}
+	out.released = append(out.released, released{what: "take " + tk.id, file: tk.l.file, number: tk.l.number, reason: why})
+	s.releaseTake(tk.l, tk.l.trace, out)
+}
+
+func (q queued) gone() bool {
+	if q.turn != nil {
+		return q.turn.gone
+	}
+	return q.take.gone
+}
+
+// expire lets go the entries whose wait is over.
+func (s *state) expire(now time.Time, out *emission) {
+	i := 0
+	for ; i < len(s.queue); i++ {
+		q := s.queue[i]
+		if q.gone() {
+			continue
+		}
+		if q.deadline.After(now) {
+			break
+		}
+		s.letGo(q, releaseWait, out)
+	}
+	s.compact(i)
+}
+
+// limit lets the oldest entries go while more than max_pending are held.
+func (s *state) limit(out *emission) {
+	i := 0
+	for ; i < len(s.queue) && s.held > s.cfg.MaxPending; i++ {
+		if q := s.queue[i]; !q.gone() {
+			s.letGo(q, releaseLimit, out)
+		}
+	}
+	s.compact(i)
+}
+
+func (s *state) releaseAll(out *emission, why string) {
+	for _, q := range s.queue {
+		if !q.gone() {
+			s.letGo(q, why, out)
+		}
+	}
+	s.queue = nil
+}
+
+// compact drops the first n queue entries, and gone ones when they are many.
+func (s *state) compact(n int) {
+	s.queue = s.queue[n:]
+	if len(s.queue) > 64 && len(s.queue) > 2*s.held {
+		kept := make([]queued, 0, s.held)
+		for _, q := range s.queue {
+			if !q.gone() {
+				kept = append(kept, q)
+			}
+		}
+		s.queue = kept
+	}
+}
+
+// derivedTrace is the trace ID of a turn line that carries none: a hash of
+// its readings (the text from the tag on, fields in order) and the time in
+// its prefix, so reading the same line again gives the same trace.
+func derivedTrace(l *line) pcommon.TraceID {
+	h := sha256.New()
+	h.Write([]byte("percause.lines/voice.turn\x00"))
+	h.Write([]byte(l.body))
+	if !l.rec.Time.IsZero() {
+		h.Write([]byte{0})
+		h.Write([]byte(l.rec.Time.UTC().Format(time.RFC3339Nano)))
+	}
+	var id pcommon.TraceID
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
+// body is the line from its tag on, with its fields separated by one space.
+func body(text string) string {
+	for _, tag := range []string{textlines.PrefixTurn, textlines.PrefixTake} {
+		if i := strings.Index(text, tag+" "); i >= 0 {
+			return strings.Join(strings.Fields(text[i:]), " ")
+		}
+	}
+	return strings.Join(strings.Fields(text), " ")
+}
+
+// emittedRing remembers the last emitted turns: their trace and the take IDs
+// they named, for takes that arrive after their turn was emitted.
+type emittedRing struct {
+	entries []emitted
+	next    int
+	traces  map[pcommon.TraceID]int
+	takes   map[string][]int // take ID → ring slots
+}
+
+type emitted struct {
+	trace pcommon.TraceID
+	names []string
+	at    time.Time
+	used  bool
+}
+
+func newEmittedRing(n int) *emittedRing {
+	return &emittedRing{entries: make([]emitted, n), traces: map[pcommon.TraceID]int{}, takes: map[string][]int{}}
+}
+
+func (r *emittedRing) hasTrace(t pcommon.TraceID) bool { return r.traces[t] > 0 }
+
+func (r *emittedRing) add(trace pcommon.TraceID, names []string, at time.Time) {
+	slot := r.next
+	r.next = (r.next + 1) % len(r.entries)
+	if old := r.entries[slot]; old.used {
+		if r.traces[old.trace]--; r.traces[old.trace] <= 0 {
+			delete(r.traces, old.trace)
+		}
+		for _, id := range old.names {
+			list := r.takes[id]
+			for i, s := range list {
+				if s == slot {
+					list = append(list[:i:i], list[i+1:]...)
+					break
+				}
+			}
+			if len(list) == 0 {
+				delete(r.takes, id)
+			} else {
+				r.takes[id] = list
+			}
+		}
+	}
+	r.entries[slot] = emitted{trace: trace, names: names, at: at, used: true}
+	r.traces[trace]++
+	for _, id := range names {
+		r.takes[id] = append(r.takes[id], slot)
+	}
+}
+
+// byTake finds the most recent emitted turn naming the take within the
+// window.
+func (r *emittedRing) byTake(id string, at time.Time, s *state) (pcommon.TraceID, bool) {
+	list := r.takes[id]
+	for i := len(list) - 1; i >= 0; i-- {
+		e := r.entries[list[i]]
+		if s.within(e.at, at) {
+			return e.trace, true
+		}
+	}
+	return pcommon.TraceID{}, false
+}

@@ -1,0 +1,166 @@
+package linesconnector
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/components/linesconnector/internal/metadata"
+	"github.com/percause/percause/instr/semconv"
+)
+
+const (
+	trA = "4bf92f3577b34da6a3ce929d0e0e4736"
+	// a turn whose unit 2 underran on take t2
+	turnA = "[voice-turn] turn=1 trace=" + trA + " link=wifi units=2 gaps=0.10,0.10 broke=2:1/0.50/1.50@t2"
+	takeA = "[tts-take] take=t2 trace=" + trA + " need=0.20"
+)
+
+type stateHarness struct {
+	t    *testing.T
+	c    *linesConnector
+	sink *consumertest.TracesSink
+	now  time.Time
+}
+
+func newHarness(t *testing.T, mut func(*Config)) *stateHarness {
+	cfg := createDefaultConfig().(*Config)
+	if mut != nil {
+		mut(cfg)
+	}
+	h := &stateHarness{t: t, sink: new(consumertest.TracesSink), now: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	c, err := newConnector(connectortest.NewNopSettings(metadata.Type), cfg, h.sink, withClock(func() time.Time { return h.now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.c = c
+	return h
+}
+
+func (h *stateHarness) feed(lines ...string) {
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	for _, l := range lines {
+		lrs.AppendEmpty().Body().SetStr(l)
+	}
+	if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// spans counts the spans emitted so far by name.
+func (h *stateHarness) spans() map[string]int {
+	n := map[string]int{}
+	for _, td := range h.sink.AllTraces() {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				sss.At(j).Spans().RemoveIf(func(s ptrace.Span) bool { n[s.Name()]++; return false })
+			}
+		}
+	}
+	return n
+}
+
+func (h *stateHarness) advance(d time.Duration) {
+	h.now = h.now.Add(d)
+	h.c.sweep(context.Background())
+}
+
+func TestTurnWaitsForItsTakeThenGoesWithout(t *testing.T) {
+	h := newHarness(t, nil)
+	h.feed(turnA)
+	if n := h.spans()[semconv.SpanVoiceTurn]; n != 0 {
+		t.Fatalf("turn emitted before its take or its wait: %d", n)
+	}
+	h.advance(DefaultWait - time.Millisecond)
+	if n := h.spans()[semconv.SpanVoiceTurn]; n != 0 {
+		t.Fatal("turn emitted before its wait was over")
+	}
+	h.advance(time.Millisecond)
+	if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanVoiceUnit] != 2 || got[semconv.SpanTTSTake] != 0 {
+		t.Fatalf("after the wait: %v", got)
+	}
+	// The take after its turn joins its trace at once.
+	h.feed(takeA)
+	if got := h.spans(); got[semconv.SpanTTSTake] != 1 {
+		t.Fatalf("late take: %v", got)
+	}
+	// The turn line read again is a duplicate.
+	h.feed(turnA)
+	h.advance(DefaultWait)
+	if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 {
+		t.Fatalf("turn read twice emitted twice: %v", got)
+	}
+}
+
+func TestTakeFirstThenTurnGoTogether(t *testing.T) {
+	h := newHarness(t, nil)
+	h.feed(takeA)
+	h.feed(turnA)
+	if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 1 || len(h.sink.AllTraces()) != 1 {
+		t.Fatalf("%v in %d batches, want the turn and its take in one", got, len(h.sink.AllTraces()))
+	}
+}
+
+func TestTakesWithoutTheirTurn(t *testing.T) {
+	h := newHarness(t, nil)
+	h.feed(takeA, "[tts-take] take=t7 need=0.10")
+	h.advance(DefaultWait)
+	if got := h.spans(); got[semconv.SpanTTSTake] != 1 {
+		t.Fatalf("a take with a trace ID goes alone after the wait, one without is dropped: %v", got)
+	}
+	if h.c.st.held != 0 || len(h.c.st.takesByID) != 0 || len(h.c.st.takesByTrace) != 0 {
+		t.Fatalf("state left: held %d, %d by id, %d by trace", h.c.st.held, len(h.c.st.takesByID), len(h.c.st.takesByTrace))
+	}
+}
+
+func TestTracelessTakeJoinsWithinTheWindow(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.TakeWindow = time.Minute })
+	h.feed("2026-11-30T08:00:00Z [voice-turn] turn=3 units=1 gaps=0.10 broke=1:1/0.50/1.50@t5")
+	h.feed("2026-11-30T08:02:00Z [tts-take] take=t5 need=2.00") // two minutes apart: not this turn's
+	h.feed("2026-11-30T07:59:30Z [tts-take] take=t5 need=0.30")
+	got := h.spans()
+	if got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 1 {
+		t.Fatalf("%v", got)
+	}
+	var need float64
+	for _, td := range h.sink.AllTraces() {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			s := rss.At(i).ScopeSpans().At(0).Spans().At(0)
+			if s.Name() == semconv.SpanTTSTake {
+				v, _ := s.Attributes().Get(semconv.TakeNeed)
+				need = v.Double()
+			}
+		}
+	}
+	if need != 0.3 {
+		t.Fatalf("joined the take with need %v, want the one within the window (0.30)", need)
+	}
+}
+
+func TestPendingLimitLetsTheOldestGo(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxPending = 2 })
+	for i := 0; i < 5; i++ {
+		h.feed("[tts-take] take=t" + string(rune('a'+i)) + " trace=" + trA + " need=0.1")
+	}
+	if h.c.st.held != 2 {
+		t.Fatalf("held %d, want 2", h.c.st.held)
+	}
+	if got := h.spans(); got[semconv.SpanTTSTake] != 3 {
+		t.Fatalf("%v, want the 3 oldest let go", got)
+	}
+	if err := h.c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.spans(); got[semconv.SpanTTSTake] != 5 || h.c.st.held != 0 {
+		t.Fatalf("after shutdown %v, held %d", got, h.c.st.held)
+	}
+}
