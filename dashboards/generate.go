@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"gopkg.in/yaml.v3"
@@ -22,7 +25,8 @@ const (
 )
 
 // GeneratedDir is the folder, under the dashboards/ folder, that Generate
-// owns: everything in it is rewritten on every run.
+// writes: every file it makes is rewritten on every run (see PathManifest
+// for what it removes).
 const GeneratedDir = "generated"
 
 // Paths of the generated files, relative to GeneratedDir. The compose file
@@ -163,17 +167,69 @@ func Files(opts ...Option) (map[string][]byte, error) {
 	return files, errors.Join(errs...)
 }
 
+// PathManifest is the generated list of every file Generate writes, one
+// slash path a line. Generate removes a file only when the manifest it wrote
+// last time lists it and this run no longer makes it: a file in
+// GeneratedDir that the generator did not write is never removed.
+const PathManifest = "MANIFEST"
+
+const manifestHeader = "# The files `percause dashboards` writes here. It removes only files it listed here and no longer makes.\n"
+
+func manifest(files map[string][]byte) []byte {
+	paths := make([]string, 0, len(files)+1)
+	for p := range files {
+		paths = append(paths, p)
+	}
+	paths = append(paths, PathManifest)
+	sort.Strings(paths)
+	var b bytes.Buffer
+	b.WriteString(manifestHeader)
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// readManifest returns the paths the previous run listed; none when there
+// is no manifest. A line that is not a local slash path (an absolute path,
+// one with "..") is ignored: the manifest never names a file outside
+// GeneratedDir.
+func readManifest(root string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(root, PathManifest))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || !filepath.IsLocal(filepath.FromSlash(line)) ||
+			path.Clean(line) != line {
+			continue
+		}
+		paths = append(paths, line)
+	}
+	return paths, nil
+}
+
 // Generate writes every file under dir/GeneratedDir (dir is the
-// dashboards/ folder), removing generated files that are no longer made.
+// dashboards/ folder) and its manifest. Of what is already there, it
+// replaces the files it makes, removes the files its previous manifest
+// listed that it no longer makes, and leaves everything else alone.
 func Generate(dir string, opts ...Option) error {
 	files, err := Files(opts...)
 	if err != nil {
 		return err
 	}
 	root := filepath.Join(dir, GeneratedDir)
-	if err := os.RemoveAll(root); err != nil {
+	previous, err := readManifest(root)
+	if err != nil {
 		return err
 	}
+	files[PathManifest] = manifest(files)
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -186,6 +242,39 @@ func Generate(dir string, opts ...Option) error {
 		}
 		if err := os.WriteFile(full, files[p], 0o644); err != nil {
 			return err
+		}
+	}
+	for _, p := range previous {
+		if _, still := files[p]; still {
+			continue
+		}
+		if err := removeStale(root, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeStale removes root/p, a regular file an earlier run generated, and
+// then each folder above it that this left empty, up to root.
+func removeStale(root, p string) error {
+	full := filepath.Join(root, filepath.FromSlash(p))
+	st, err := os.Lstat(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return nil
+	}
+	if err := os.Remove(full); err != nil {
+		return err
+	}
+	for d := filepath.Dir(full); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil { // not empty: it holds something else
+			break
 		}
 	}
 	return nil
