@@ -45,9 +45,12 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := "PERCAUSE_OTLP_TOKEN=test-token"
-	// validate checks that the gateway names a certificate and key; it does
-	// not read them (TestGatewayTokenOverTLS runs it with real ones).
-	tlsFiles := []string{"PERCAUSE_TLS_CERT_FILE=gateway.crt", "PERCAUSE_TLS_KEY_FILE=gateway.key"}
+	// percause's validate reads the gateway's certificate and key: they
+	// must exist and load as a pair.
+	dir := t.TempDir()
+	certFile, keyFile, _ := selfSigned(t, dir, gatewayTLSName)
+	tlsFiles := []string{"PERCAUSE_TLS_CERT_FILE=" + certFile, "PERCAUSE_TLS_KEY_FILE=" + keyFile}
+	missingTLS := []string{token, "PERCAUSE_TLS_CERT_FILE=" + filepath.Join(dir, "none.crt"), "PERCAUSE_TLS_KEY_FILE=" + keyFile}
 	type run struct {
 		name string
 		args []string
@@ -69,6 +72,8 @@ func TestValidate(t *testing.T) {
 		run{name: "compose.yaml without a token", args: []string{"--config", "compose.yaml"}, fail: "no bearer token"},
 		run{name: "gateway.yaml without a token", args: []string{"--config", "gateway.yaml"}, env: tlsFiles, fail: "no bearer token"},
 		run{name: "gateway.yaml without TLS", args: []string{"--config", "gateway.yaml"}, env: []string{token}, fail: "certificate and key"},
+		run{name: "gateway.yaml with a certificate that does not exist", args: []string{"--config", "gateway.yaml"}, env: missingTLS,
+			fail: "cert_file: open " + filepath.Join(dir, "none.crt")},
 		run{name: "local.yaml with a bad verdict wait", args: []string{"--config", "local.yaml"},
 			env: []string{"PERCAUSE_VERDICT_WAIT=0s"}, fail: "wait must be positive"},
 	)
@@ -272,5 +277,43 @@ func TestExposedConfigsAuthenticate(t *testing.T) {
 				t.Errorf("%s: exporter %s sends a bearer token over a connection marked insecure", f, name)
 			}
 		}
+	}
+}
+
+// TestDefaultDataFolderIsIgnored: the embedded default writes its data
+// (the verdict file, queues) under ./percause-data of wherever it runs,
+// the repository's root included, and git must not offer it for commit.
+func TestDefaultDataFolderIsIgnored(t *testing.T) {
+	cfg := load(t, "local.yaml")
+	dir, _ := get(t, cfg, "extensions", "file_storage", "directory").(string)
+	verdicts, _ := get(t, cfg, "exporters", "file/verdicts", "path").(string)
+	if dir == "" || !strings.HasPrefix(verdicts, dir+"/") {
+		t.Fatalf("data folder %q, verdict file %q: want the file inside the folder", dir, verdicts)
+	}
+	name := strings.TrimPrefix(dir, "./")
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignored := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch strings.TrimSpace(line) {
+		case name, name + "/", "/" + name, "/" + name + "/":
+			ignored = true
+		}
+	}
+	if !ignored {
+		t.Errorf(".gitignore does not list %s/, the embedded default's data folder", name)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(testenv.RepoRoot(), ".git")); err != nil {
+		return
+	}
+	cmd := exec.Command("git", "check-ignore", name+"/verdicts.jsonl", "lab/"+name+"/verdicts.jsonl")
+	cmd.Dir = testenv.RepoRoot()
+	if err := cmd.Run(); err != nil {
+		t.Errorf("git check-ignore %s/verdicts.jsonl: %v (want it ignored)", name, err)
 	}
 }
