@@ -100,12 +100,28 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// demoLegend says how to read a verdict line, the lost-link lines above all:
+// there the scenario checks the phone's status line, and the verdict is
+// rightly none.
+const demoLegend = `how to read a line: scenario, turn, what the scenario expects, the collector's verdict, ok or MISMATCH, the evidence.
+  expected CAUSE               the primary cause the verdict must name (docs/domain.md has every rule)
+  expected link STATUS         the status line the phone must have shown when the link was lost: engine_restarting
+                               ("Pippa is restarting…"), device_offline ("This device is offline."). The phone decides it
+                               (instr/linkstatus), not the verdict processor; the reply still played without an underrun,
+                               so no rule fires and "verdict none" is right
+  expected missed checks none|some
+                               what the progress checks must show: the burst starves them on one shared pool of six, and
+                               never with the lanes split (docs/queueing.md)
+`
+
 func printDemo(w io.Writer, res *lab.Result, prom, verdictFile string, kept bool) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts from the collector:")
 	for _, t := range res.Turns {
 		fmt.Fprintln(w, t.Line())
 	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, demoLegend)
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%d turns: %d as expected, %d mismatched; %.1f s\n",
 		len(res.Turns), len(res.Turns)-res.Mismatches(), res.Mismatches(), res.Wall.Seconds())

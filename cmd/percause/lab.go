@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -38,9 +39,12 @@ func (f *labFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workDir, "work-dir", "", "keep spools and the collector's data here (default: a temporary folder)")
 }
 
-// options turns the flags into lab options; the collector started by the lab
-// is this very binary.
+// options checks the flags and turns them into lab options; the collector
+// started by the lab is this very binary. An error is a usage error (exit 2).
 func (f *labFlags) options() ([]lab.Option, error) {
+	if !(f.scale > 0) || math.IsInf(f.scale, 0) {
+		return nil, fmt.Errorf("--scale must be a positive finite number of person-seconds per wall second, got %v", f.scale)
+	}
 	opts := []lab.Option{lab.WithScale(f.scale)}
 	if f.otlp != "" || f.verdicts != "" {
 		if f.otlp == "" || f.verdicts == "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/lab"
 )
 
 func TestLabFlags(t *testing.T) {
@@ -26,6 +27,10 @@ func TestLabFlags(t *testing.T) {
 		{[]string{"run", "--scenario", "healthy", "extra"}, 2, "unexpected argument"},
 		{[]string{"run", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"help"}, 0, "scenarios: healthy"},
+		{[]string{"run", "--scenario", "healthy", "--scale", "0"}, 2, "--scale must be a positive finite number"},
+		{[]string{"run", "--scenario", "healthy", "--scale", "-5"}, 2, "--scale must be a positive finite number"},
+		{[]string{"run", "--scenario", "healthy", "--scale", "NaN"}, 2, "--scale must be a positive finite number"},
+		{[]string{"run", "--scenario", "healthy", "--scale", "+Inf"}, 2, "--scale must be a positive finite number"},
 	} {
 		var out, errb bytes.Buffer
 		if code := runLab(context.Background(), c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.say) {
@@ -34,14 +39,28 @@ func TestLabFlags(t *testing.T) {
 	}
 }
 
+// TestDemoFlags: every usage error exits 2 before the demo prints anything
+// (no "a person-second lasts +Inf ms").
 func TestDemoFlags(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := runDemo(context.Background(), []string{"extra"}, &out, &errb); code != 2 {
-		t.Errorf("demo extra: exit %d, want 2", code)
-	}
-	if code := runDemo(context.Background(), []string{"--verdicts", "x"}, &out, &errb); code != 2 ||
-		!strings.Contains(errb.String(), "--otlp and --verdicts go together") {
-		t.Errorf("demo --verdicts alone: exit %d, stderr %q", code, errb.String())
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--verdicts", "x"}, "--otlp and --verdicts go together"},
+		{[]string{"--scale", "0"}, "--scale must be a positive finite number"},
+		{[]string{"--scale", "-1"}, "--scale must be a positive finite number"},
+		{[]string{"--scale", "Inf"}, "--scale must be a positive finite number"},
+		{[]string{"--scale", "NaN"}, "--scale must be a positive finite number"},
+	} {
+		var out, errb bytes.Buffer
+		code := runDemo(context.Background(), c.args, &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.say) {
+			t.Errorf("demo %q: exit %d, stderr %q; want 2 saying %q", c.args, code, errb.String(), c.say)
+		}
+		if out.Len() > 0 {
+			t.Errorf("demo %q printed before refusing: %q", c.args, out.String())
+		}
 	}
 }
 
@@ -78,6 +97,28 @@ func TestLabRunJSON(t *testing.T) {
 		}
 		if m["scenario"] != "healthy" || m["turn"] != float64(i+1) || m["cause"] != "none" || m["ok"] != true {
 			t.Errorf("line %d: %s", i+1, l)
+		}
+	}
+}
+
+// TestDemoExplainsTheLostLinkLines: a newcomer reading
+// "expected link engine_restarting … verdict none" finds, in the demo's own
+// output, why none is the right verdict there.
+func TestDemoExplainsTheLostLinkLines(t *testing.T) {
+	res := &lab.Result{Turns: []lab.TurnResult{
+		{Scenario: "engine-restart", Turn: 1, Expected: "link engine_restarting, missed checks some", Cause: "none", OK: true},
+	}}
+	var out bytes.Buffer
+	printDemo(&out, res, "", "", false)
+	for _, want := range []string{
+		"expected link engine_restarting", // the line itself
+		"expected link STATUS",
+		"engine_restarting",
+		`"verdict none" is right`,
+		"expected missed checks",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo's output does not say %q:\n%s", want, out.String())
 		}
 	}
 }
