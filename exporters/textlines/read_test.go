@@ -3,6 +3,8 @@ package textlines
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -253,4 +255,37 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// TestLinesDocExample keeps docs/lines.md's example true: its canonical line
+// is what the formatter prints, and its app line reads to the same readings.
+func TestLinesDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "lines.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := exampleTurn()
+	turn.Changes = []RouteChange{{At: 1.2, Reason: "old_device_unavailable", Outputs: []string{"builtin_speaker"}}}
+	canon := string(AppendTurn(nil, turn))
+	if !strings.Contains(string(doc), canon) {
+		t.Fatalf("docs/lines.md does not show the canonical line the formatter prints:\n%s", canon)
+	}
+	var app string
+	for _, l := range strings.Split(string(doc), "\n") {
+		if strings.Contains(l, "<Notice> [voice-turn]") {
+			app = l
+		}
+	}
+	c, err := Read(canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Read(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Unknown != 0 || !a.App || !reflect.DeepEqual(a.Turn.Changes, c.Turn.Changes) || a.Turn.Units[1] != c.Turn.Units[1] ||
+		a.Turn.ListenTotal != c.Turn.ListenTotal || a.Turn.Memory != c.Turn.Memory || a.Turn.Bluetooth != c.Turn.Bluetooth {
+		t.Errorf("the app line of docs/lines.md reads differently:\n app %+v\ncanon %+v", a.Turn, c.Turn)
+	}
 }

@@ -107,7 +107,9 @@ const textLinesDoc = "## Text lines\n\n" +
 	"The SDK writes one line per turn and per take (`instr.WithTextLog`), from the same recordings as the spans.\n" +
 	"Fields are `key=value` in this fixed order, separated by one space; values never contain spaces; seconds have two\n" +
 	"decimals; `-` means not recorded. Separators inside a value (space, `=`, `,`, `+`, `>`, `(`, `)`, `/`, `:`, `@`) are\n" +
-	"replaced by `_`. `exporters/textlines.Parse` reads a line back (and checks the order).\n\n" +
+	"replaced by `_`. `exporters/textlines.Parse` reads a line back (and checks the order); `exporters/textlines.Read`\n" +
+	"reads the lines as they sit in a log (any prefix, CRLF, any order, unknown fields) and the app's own spellings of the\n" +
+	"same readings: [lines.md](lines.md) is its grammar.\n\n" +
 	"### `[voice-turn]`\n\n" +
 	"```\n" +
 	"[voice-turn] turn=2 trace=4bf92f3577b34da6a3ce929d0e0e4736 link=cell/lte units=3 underruns=2 silent=1.40 stutter=yes route=bluetooth_hfp>bluetooth_a2dp bt=yes sample_rate=16000 route_changes=1 listen=0.20/0.31/0.62 rpm=0.18/0.25 post=0.80 not_sent=0.00 pool_reset=1(0) live=players:2(1),mic_engines:1(0),audio_queues:0(0),takes:0(0),byte_streams:2(0),replies_in_flight:0(0) uptime=86400.00/3600.00 activations=4 memory=188743680 gaps=0.12,0.56a(-0.30),0.12 broke=2:2/1.40/0.50@t2\n" +
@@ -134,7 +136,10 @@ const textLinesDoc = "## Text lines\n\n" +
 	"| `activations` | int | `pippa.health.activations` |\n" +
 	"| `memory` | int, bytes | `pippa.health.memory` |\n" +
 	"| `gaps` | per unit, comma-separated: `gap`, and when the lead is negative `gap` + `a(lead)` | `pippa.unit.gap`, `pippa.unit.lead` |\n" +
-	"| `broke` | per unit with underruns: `index:underruns/silent/cushion@take` | `pippa.unit.*`, `pippa.take.id` |\n\n" +
+	"| `broke` | per unit with underruns: `index:underruns/silent/cushion@take` | `pippa.unit.*`, `pippa.take.id` |\n" +
+	"| `changes` | optional, last: each route change, comma-separated: `at@reason>out+out` | `pippa.route_change` events |\n\n" +
+	"`changes` is printed only when the writer passes each change (`textlines.Turn.Changes`); a line without it is the\n" +
+	"older format, which gives only the count, and still reads.\n\n" +
 	"In `gaps`, `0.56a(-0.30)` reads: 0.56 s of silence before the unit, which was queued 0.30 s *after* the previous\n" +
 	"unit had ended: her words were late (the wait), not a network stall.\n\n" +
 	"### `[tts-take]`\n\n" +
