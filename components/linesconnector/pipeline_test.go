@@ -52,12 +52,12 @@ type pipeline struct {
 	conn interface {
 		ConsumeLogs(context.Context, plog.Logs) error
 	}
-	stop   []func()
-	out    *consumertest.TracesSink
-	made   *consumertest.TracesSink
-	logs   *observer.ObservedLogs
-	tel    *componenttest.Telemetry
-	ctx    context.Context
+	stop []func()
+	out  *consumertest.TracesSink
+	made *consumertest.TracesSink
+	logs *observer.ObservedLogs
+	tel  *componenttest.Telemetry
+	ctx  context.Context
 }
 
 func newPipeline(t testing.TB, mut func(*linesconnector.Config)) *pipeline {

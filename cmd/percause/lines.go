@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/percause/percause/components/linesconnector"
+	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/internal/dayreport"
+	"github.com/percause/percause/internal/inproc"
+)
+
+func init() {
+	register(subcommand{
+		name:    "lines",
+		summary: "a day's [voice-turn] and [tts-take] lines (FILE… or - for stdin) through the pipeline: per-turn verdicts and the day's summary",
+		run: func(ctx context.Context, args []string) int {
+			return runLines(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+		},
+	})
+}
+
+// linesPipeline is the collector `percause lines` runs in process: OTLP logs
+// in on loopback, the lines connector, the verdict processor, every trace to
+// a file in a temporary folder. The input is finite, so nothing waits on a
+// clock: a turn still waiting for a take when the input ends is decided at
+// shutdown (the connector lets its lines go first, then the processor
+// decides, forced, naming what is missing).
+const linesPipeline = `
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+connectors:
+  lines:
+    wait: 1h
+    take_window: %s
+    max_pending: 1000000
+    emitted_cache_size: 100000
+processors:
+  verdict:
+    wait: 1h
+    max_age: 2h
+    max_pending: 1000000
+exporters:
+  file/traces:
+    path: %q
+    format: json
+    flush_interval: 100ms
+service:
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [lines]
+    traces:
+      receivers: [lines]
+      processors: [verdict]
+      exporters: [file/traces]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: none
+`
+
+// linesPerRequest bounds one OTLP logs request.
+const linesPerRequest = 2000
+
+func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lines", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "one JSON object per turn (trace, turn, link, cause, causes, evidence, …), then one with the summary")
+	budget := fs.Duration("post-budget", time.Duration(dashboards.DefaultPostBudget*float64(time.Second)),
+		"the done reading's allowance for a turn's speech-end-to-post")
+	window := fs.Duration("take-window", linesconnector.DefaultTakeWindow, "how far apart in time a take line without a trace ID and its turn may be")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: percause lines [--json] [--post-budget D] [--take-window D] FILE… (- reads standard input)")
+		fmt.Fprintln(stderr, "Reads the phone's and the engine's [voice-turn] and [tts-take] lines (canonical or the app's spellings, any prefix)")
+		fmt.Fprintln(stderr, "through the collector's lines connector and verdict processor, run in this process on loopback, and prints")
+		fmt.Fprintln(stderr, "each turn's verdict, then the day's turns by cause and the done reading. Malformed lines are reported on")
+		fmt.Fprintln(stderr, "standard error with their file and line number.")
+		fs.PrintDefaults()
+	}
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "lines: name at least one file (or - for standard input)")
+		fs.Usage()
+		return 2
+	}
+	if *budget <= 0 || *window <= 0 {
+		fmt.Fprintln(stderr, "lines: --post-budget and --take-window must be positive")
+		return 2
+	}
+	stdins := 0
+	for _, f := range files {
+		if f == "-" {
+			stdins++
+		}
+	}
+	if stdins > 1 {
+		fmt.Fprintln(stderr, "lines: - (standard input) can be named once")
+		return 2
+	}
+
+	day, malformed, err := readLines(ctx, files, stdin, *window)
+	for _, m := range malformed {
+		fmt.Fprintf(stderr, "%s:%d: malformed line (%s): %s\n", m.file, m.line, m.reason, m.detail)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lines: %v\n", err)
+		return 1
+	}
+	sum := day.Summarize(budget.Seconds())
+	if *asJSON {
+		err = dayreport.WriteJSON(stdout, day.Turns, &sum)
+	} else {
+		if err = dayreport.WriteTable(stdout, day.Turns); err == nil {
+			fmt.Fprintln(stdout)
+			err = dayreport.WriteSummary(stdout, sum)
+		}
+		if err == nil && len(malformed) > 0 {
+			_, err = fmt.Fprintf(stdout, "%d malformed lines (on standard error, with their file and line)\n", len(malformed))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lines: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved parses flags given before, between or after the files.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return files, nil
+		}
+		if rest[0] == "--" {
+			return append(files, rest[1:]...), nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+type malformedLine struct {
+	file         string
+	line         int64
+	reason       string
+	detail       string
+	order, index int
+}
+
+// readLines runs the files through the in-process pipeline and reads the day
+// back.
+func readLines(ctx context.Context, files []string, stdin io.Reader, window time.Duration) (*dayreport.Day, []malformedLine, error) {
+	dir, err := os.MkdirTemp("", "percause-lines-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	port, err := inproc.FreePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	tracesPath := filepath.Join(dir, "traces.jsonl")
+	var mu sync.Mutex
+	var malformed []malformedLine
+	hook := func(e zapcore.Entry, f map[string]any) bool {
+		if e.Message != "lines connector: malformed line" {
+			return false
+		}
+		m := malformedLine{reason: fmt.Sprint(f["reason"]), detail: fmt.Sprint(f["error"])}
+		m.file, _ = f["file"].(string)
+		m.line, _ = f["line"].(int64)
+		if i := strings.Index(m.detail, "): "); i >= 0 {
+			m.detail = m.detail[i+3:]
+		}
+		mu.Lock()
+		malformed = append(malformed, m)
+		mu.Unlock()
+		return true
+	}
+	col, err := inproc.Start(ctx, version, fmt.Sprintf(linesPipeline, port, window, tracesPath), hook)
+	if err != nil {
+		return nil, nil, err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/v1/logs", port)
+	sendErr := func() error {
+		for _, name := range files {
+			if err := sendFile(ctx, url, name, stdin); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err := col.Stop(); err != nil && sendErr == nil {
+		sendErr = err
+	}
+	if sendErr != nil {
+		return nil, malformed, sendErr
+	}
+	f, err := os.Open(tracesPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return &dayreport.Day{}, sortMalformed(malformed, files), nil
+	}
+	if err != nil {
+		return nil, malformed, err
+	}
+	defer f.Close()
+	day, err := dayreport.Read(f)
+	return day, sortMalformed(malformed, files), err
+}
+
+// sortMalformed orders the reports by file (as named) and line.
+func sortMalformed(ms []malformedLine, files []string) []malformedLine {
+	order := map[string]int{}
+	for i, f := range files {
+		if _, ok := order[f]; !ok {
+			order[f] = i
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		if a, b := order[ms[i].file], order[ms[j].file]; a != b {
+			return a < b
+		}
+		return ms[i].line < ms[j].line
+	})
+	return ms
+}
+
+// sendFile sends a file's lines as OTLP log records, with the attributes
+// the filelog receiver would set (the file's name as given, the line
+// number), in requests of linesPerRequest.
+func sendFile(ctx context.Context, url, name string, stdin io.Reader) error {
+	var r io.Reader
+	label := name
+	if name == "-" {
+		r, label = stdin, "(stdin)"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	now := pcommon.NewTimestampFromTime(time.Now())
+	var ld plog.Logs
+	var lrs plog.LogRecordSlice
+	flush := func() error {
+		if lrs.Len() == 0 {
+			return nil
+		}
+		body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("sending %s's lines to the pipeline: %w", label, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("sending %s's lines to the pipeline: HTTP %d", label, resp.StatusCode)
+		}
+		return nil
+	}
+	reset := func() {
+		ld = plog.NewLogs()
+		lrs = ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	}
+	reset()
+	n := int64(0)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		lr := lrs.AppendEmpty()
+		lr.Body().SetStr(line)
+		lr.SetObservedTimestamp(now)
+		lr.Attributes().PutStr(linesconnector.AttrFileName, label)
+		lr.Attributes().PutInt(linesconnector.AttrRecordNumber, n)
+		if lrs.Len() >= linesPerRequest {
+			if err := flush(); err != nil {
+				return err
+			}
+			reset()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: line %d: %w", label, n+1, err)
+	}
+	return flush()
+}
