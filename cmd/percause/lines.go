@@ -173,11 +173,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 type malformedLine struct {
-	file         string
-	line         int64
-	reason       string
-	detail       string
-	order, index int
+	file   string
+	line   int64
+	reason string
+	detail string
 }
 
 // readLines runs the files through the in-process pipeline and reads the day
