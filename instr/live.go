@@ -6,24 +6,16 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// numKinds is len(semconv.LiveKinds); the registry indexes kinds by position.
-const numKinds = 6
+// numKinds is how many live-object kinds there are: the registry indexes
+// them by their position in semconv.LiveKinds.
+const numKinds = semconv.NumLiveKinds
 
-// kindIndex maps a live-object kind to its slot, or -1.
+// kindIndex is kind's position in semconv.LiveKinds, or -1.
 func kindIndex(kind string) int {
-	switch kind {
-	case semconv.LivePlayers:
-		return 0
-	case semconv.LiveMicEngines:
-		return 1
-	case semconv.LiveAudioQueues:
-		return 2
-	case semconv.LiveTakes:
-		return 3
-	case semconv.LiveByteStreams:
-		return 4
-	case semconv.LiveRepliesInFlight:
-		return 5
+	for i, k := range semconv.LiveKinds {
+		if k == kind {
+			return i
+		}
 	}
 	return -1
 }

@@ -108,8 +108,15 @@ const (
 	LiveRepliesInFlight = "replies_in_flight"
 )
 
+// liveKinds is LiveKinds as an array, so that its length is a constant.
+var liveKinds = [...]string{LivePlayers, LiveMicEngines, LiveAudioQueues, LiveTakes, LiveByteStreams, LiveRepliesInFlight}
+
 // LiveKinds lists every live-object kind in the order reports print them.
-var LiveKinds = []string{LivePlayers, LiveMicEngines, LiveAudioQueues, LiveTakes, LiveByteStreams, LiveRepliesInFlight}
+var LiveKinds = liveKinds[:]
+
+// NumLiveKinds is len(LiveKinds) as a constant, for arrays indexed by a
+// kind's position in LiveKinds. Adding a kind to the list changes it.
+const NumLiveKinds = len(liveKinds)
 
 // LiveAttr is the voice.turn attribute holding the live count of kind now.
 func LiveAttr(kind string) string { return LivePrefix + kind }
