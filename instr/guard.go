@@ -11,20 +11,19 @@ type guard struct {
 	ended bool
 }
 
-// lock takes the lock, or counts the call and returns ErrEnded once ended.
-func (g *guard) lock(call string) error {
+// do runs f with the lock held, as call. Once the report has ended it
+// returns ErrEnded without running f; an error from f is the call's
+// refusal. Either way the refusal is counted.
+func (g *guard) do(call string, f func() error) error {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.ended {
-		g.mu.Unlock()
 		g.inst.reject(call)
 		return endedError(call)
 	}
+	if err := f(); err != nil {
+		g.inst.reject(call)
+		return err
+	}
 	return nil
-}
-
-// refuse releases the lock taken by lock, counts the call and returns err.
-func (g *guard) refuse(call string, err error) error {
-	g.mu.Unlock()
-	g.inst.reject(call)
-	return err
 }

@@ -61,29 +61,27 @@ func (s *SDK) StartTake(ctx context.Context, id string) (context.Context, *Take)
 // ID is the take's id.
 func (t *Take) ID() string { return t.id }
 
-// lock is the guard's lock, after refusing every call on a take that could
+// do is the guard's do, after refusing every call on a take that could
 // not start.
-func (t *Take) lock(call string) error {
+func (t *Take) do(call string, f func() error) error {
 	if t.err != nil {
 		t.inst.reject(call)
 		return t.err
 	}
-	return t.guard.lock(call)
+	return t.guard.do(call, f)
 }
 
 // FirstByte marks the take's first audio byte, now. Playback of the take is
 // assumed to start here, at real time.
 func (t *Take) FirstByte() error {
 	const call = "Take.FirstByte"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if t.hasFirst {
-		return t.refuse(call, &InputError{call, "first byte", t.firstByte, "already marked"})
-	}
-	t.firstByte, t.hasFirst = t.sdk.now(), true
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if t.hasFirst {
+			return &InputError{call, "first byte", t.firstByte, "already marked"}
+		}
+		t.firstByte, t.hasFirst = t.sdk.now(), true
+		return nil
+	})
 }
 
 // Progress marks that audioSeconds of audio (cumulative) have been produced,
@@ -92,15 +90,13 @@ func (t *Take) FirstByte() error {
 // called marks the first byte.
 func (t *Take) Progress(audioSeconds float64) error {
 	const call = "Take.Progress"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := t.checkAudio(call, audioSeconds); err != nil {
-		return t.refuse(call, err)
-	}
-	t.mark(t.sdk.now(), audioSeconds)
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if err := t.checkAudio(call, audioSeconds); err != nil {
+			return err
+		}
+		t.mark(t.sdk.now(), audioSeconds)
+		return nil
+	})
 }
 
 func (t *Take) checkAudio(call string, audio float64) error {
@@ -132,57 +128,58 @@ func (t *Take) mark(now time.Time, audio float64) {
 // the error. Ending twice returns ErrEnded.
 func (t *Take) End(audioSeconds float64) error {
 	const call = "Take.End"
-	if err := t.lock(call); err != nil {
+	var (
+		r     textlines.Take
+		ended bool
+	)
+	err := t.do(call, func() error {
+		t.ended, ended = true, true
+		s := t.sdk
+		now := s.now()
+		inputErr := t.checkAudio(call, audioSeconds)
+		if inputErr != nil {
+			audioSeconds = t.produced
+		}
+		if !t.hasFirst {
+			t.firstByte, t.hasFirst = now, true
+		}
+		t.mark(now, audioSeconds)
+		r = textlines.Take{ID: t.id, FirstByte: s.scaled(t.firstByte.Sub(t.start)), Total: s.scaled(now.Sub(t.start)),
+			Audio: audioSeconds, Need: max(t.need, 0)}
+		if r.Total > 0 {
+			r.Rate = audioSeconds / r.Total
+		}
+		s.takes.mu.Lock()
+		delete(s.takes.active, t)
+		r.Beside = t.beside
+		s.takes.mu.Unlock()
+
+		t.span.SetAttributes(append(t.buf[:0],
+			attribute.String(semconv.TakeID, t.id),
+			attribute.Float64(semconv.TakeFirstByte, r.FirstByte),
+			attribute.Float64(semconv.TakeTotal, r.Total),
+			attribute.Float64(semconv.TakeAudio, r.Audio),
+			attribute.Float64(semconv.TakeRate, r.Rate),
+			attribute.Float64(semconv.TakeNeed, r.Need),
+			attribute.Int(semconv.TakeBeside, r.Beside),
+		)...)
+		t.span.End(trace.WithTimestamp(now))
+		return inputErr // the take has ended all the same
+	})
+	if !ended {
 		return err
 	}
-	t.ended = true
 	s := t.sdk
-	now := s.now()
-	inputErr := t.checkAudio(call, audioSeconds)
-	if inputErr != nil {
-		audioSeconds = t.produced
-		s.inst.reject(call)
-	}
-	if !t.hasFirst {
-		t.firstByte, t.hasFirst = now, true
-	}
-	t.mark(now, audioSeconds)
-	total := s.scaled(now.Sub(t.start))
-	firstByte := s.scaled(t.firstByte.Sub(t.start))
-	rate := 0.0
-	if total > 0 {
-		rate = audioSeconds / total
-	}
-	need := max(t.need, 0)
-
-	s.takes.mu.Lock()
-	delete(s.takes.active, t)
-	beside := t.beside
-	s.takes.mu.Unlock()
-
-	kv := append(t.buf[:0],
-		attribute.String(semconv.TakeID, t.id),
-		attribute.Float64(semconv.TakeFirstByte, firstByte),
-		attribute.Float64(semconv.TakeTotal, total),
-		attribute.Float64(semconv.TakeAudio, audioSeconds),
-		attribute.Float64(semconv.TakeRate, rate),
-		attribute.Float64(semconv.TakeNeed, need),
-		attribute.Int(semconv.TakeBeside, beside),
-	)
-	t.span.SetAttributes(kv...)
-	t.span.End(trace.WithTimestamp(now))
-	t.mu.Unlock()
-
 	in, ctx := s.inst, context.Background()
-	in.takeFirstByte.Record(ctx, firstByte, in.none.rec...)
-	in.takeNeed.Record(ctx, need, in.none.rec...)
-	in.takeRate.Record(ctx, rate, in.none.rec...)
-	in.takeBeside.Record(ctx, int64(beside), in.none.rec...)
+	in.takeFirstByte.Record(ctx, r.FirstByte, in.none.rec...)
+	in.takeNeed.Record(ctx, r.Need, in.none.rec...)
+	in.takeRate.Record(ctx, r.Rate, in.none.rec...)
+	in.takeBeside.Record(ctx, int64(r.Beside), in.none.rec...)
 	if s.text != nil {
-		if err := s.text.WriteTake(&textlines.Take{ID: t.id, TraceID: t.span.SpanContext().TraceID().String(),
-			FirstByte: firstByte, Total: total, Audio: audioSeconds, Rate: rate, Need: need, Beside: beside}); err != nil {
-			s.logger.Warn("instr: writing the [tts-take] line", "reason", err.Error())
+		r.TraceID = t.span.SpanContext().TraceID().String()
+		if werr := s.text.WriteTake(&r); werr != nil {
+			s.logger.Warn("instr: writing the [tts-take] line", "reason", werr.Error())
 		}
 	}
-	return inputErr
+	return err
 }

@@ -110,31 +110,28 @@ func (t *Turn) TraceID() string { return t.span.SpanContext().TraceID().String()
 // SetLink records network.connection.type (semconv.LinkWifi, LinkCell, …) and
 // network.connection.subtype (lte, nr, … or "").
 func (t *Turn) SetLink(typ, subtype string) error {
-	if err := t.lock("Turn.SetLink"); err != nil {
-		return err
-	}
-	if typ == "" {
-		return t.refuse("Turn.SetLink", &InputError{"Turn.SetLink", "typ", typ, "empty (use semconv.LinkUnknown)"})
-	}
-	t.linkType, t.linkSubtype = typ, subtype
-	t.mu.Unlock()
-	return nil
+	const call = "Turn.SetLink"
+	return t.do(call, func() error {
+		if typ == "" {
+			return &InputError{call, "typ", typ, "empty (use semconv.LinkUnknown)"}
+		}
+		t.linkType, t.linkSubtype = typ, subtype
+		return nil
+	})
 }
 
 // SetRoute records the audio route.
 func (t *Turn) SetRoute(r Route) error {
 	const call = "Turn.SetRoute"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := checkSeconds(call, "SampleRate", r.SampleRate); err != nil {
-		return t.refuse(call, err)
-	}
-	r.Inputs = append([]string(nil), r.Inputs...)
-	r.Outputs = append([]string(nil), r.Outputs...)
-	t.route, t.hasRoute = r, true
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if err := checkSeconds(call, "SampleRate", r.SampleRate); err != nil {
+			return err
+		}
+		r.Inputs = append([]string(nil), r.Inputs...)
+		r.Outputs = append([]string(nil), r.Outputs...)
+		t.route, t.hasRoute = r, true
+		return nil
+	})
 }
 
 // Bluetooth reports whether any output is a Bluetooth port.
@@ -152,22 +149,24 @@ func Bluetooth(outputs []string) bool {
 // span and counted as "other" in the metric), outputs the new outputs.
 func (t *Turn) RouteChange(at float64, reason string, outputs []string) error {
 	const call = "Turn.RouteChange"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := checkSeconds(call, "at", at); err != nil {
-		return t.refuse(call, err)
-	}
 	if reason == "" {
 		reason = semconv.RouteReasonUnknown
 	}
-	t.span.AddEvent(semconv.EventRouteChange, trace.WithTimestamp(t.sdk.now()), trace.WithAttributes(
-		attribute.Float64(semconv.RouteChangeAt, at),
-		attribute.String(semconv.RouteChangeReason, reason),
-		attribute.StringSlice(semconv.RouteOutputs, outputs),
-	))
-	t.routeChanges++
-	t.mu.Unlock()
+	err := t.do(call, func() error {
+		if err := checkSeconds(call, "at", at); err != nil {
+			return err
+		}
+		t.span.AddEvent(semconv.EventRouteChange, trace.WithTimestamp(t.sdk.now()), trace.WithAttributes(
+			attribute.Float64(semconv.RouteChangeAt, at),
+			attribute.String(semconv.RouteChangeReason, reason),
+			attribute.StringSlice(semconv.RouteOutputs, outputs),
+		))
+		t.routeChanges++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	t.sdk.inst.routeChanges.Add(context.Background(), 1, t.sdk.inst.reason(reason).add...)
 	return nil
 }
@@ -175,102 +174,83 @@ func (t *Turn) RouteChange(at float64, reason string, outputs []string) error {
 // SetHealth records device and app uptime, audio-session activations and memory.
 func (t *Turn) SetHealth(h Health) error {
 	const call = "Turn.SetHealth"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	for _, c := range []error{
-		checkSeconds(call, "DeviceUptime", h.DeviceUptime),
-		checkSeconds(call, "AppUptime", h.AppUptime),
-		checkCount(call, "Activations", h.Activations),
-	} {
-		if c != nil {
-			return t.refuse(call, c)
+	return t.do(call, func() error {
+		if err := firstError(
+			checkSeconds(call, "DeviceUptime", h.DeviceUptime),
+			checkSeconds(call, "AppUptime", h.AppUptime),
+			checkCount(call, "Activations", h.Activations),
+		); err != nil {
+			return err
 		}
-	}
-	if h.Memory < 0 {
-		return t.refuse(call, &InputError{call, "Memory", h.Memory, "negative byte count"})
-	}
-	t.health, t.hasHealth = h, true
-	t.mu.Unlock()
-	return nil
+		if h.Memory < 0 {
+			return &InputError{call, "Memory", h.Memory, "negative byte count"}
+		}
+		t.health, t.hasHealth = h, true
+		return nil
+	})
 }
 
 // SetListen records the microphone-open stages.
 func (t *Turn) SetListen(l Listen) error {
 	const call = "Turn.SetListen"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	for _, c := range []error{
-		checkSeconds(call, "Grant", l.Grant),
-		checkSeconds(call, "Session", l.Session),
-		checkSeconds(call, "Total", l.Total),
-	} {
-		if c != nil {
-			return t.refuse(call, c)
+	return t.do(call, func() error {
+		if err := firstError(
+			checkSeconds(call, "Grant", l.Grant),
+			checkSeconds(call, "Session", l.Session),
+			checkSeconds(call, "Total", l.Total),
+		); err != nil {
+			return err
 		}
-	}
-	t.listen, t.hasListen = l, true
-	t.mu.Unlock()
-	return nil
+		t.listen, t.hasListen = l, true
+		return nil
+	})
 }
 
 // SetRPM records the control round trip on the loaded lane and on a fresh
 // connection, in seconds.
 func (t *Turn) SetRPM(loaded, fresh float64) error {
 	const call = "Turn.SetRPM"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := checkSeconds(call, "loaded", loaded); err != nil {
-		return t.refuse(call, err)
-	}
-	if err := checkSeconds(call, "fresh", fresh); err != nil {
-		return t.refuse(call, err)
-	}
-	t.rpmLoaded, t.rpmFresh, t.hasRPM = loaded, fresh, true
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if err := firstError(checkSeconds(call, "loaded", loaded), checkSeconds(call, "fresh", fresh)); err != nil {
+			return err
+		}
+		t.rpmLoaded, t.rpmFresh, t.hasRPM = loaded, fresh, true
+		return nil
+	})
 }
 
 // SetSpeechEndToPost records the seconds from the end of speech to the post
 // leaving the phone.
 func (t *Turn) SetSpeechEndToPost(seconds float64) error {
 	const call = "Turn.SetSpeechEndToPost"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := checkSeconds(call, "seconds", seconds); err != nil {
-		return t.refuse(call, err)
-	}
-	t.speechEndToPost, t.hasSpeechEndToPost = seconds, true
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if err := checkSeconds(call, "seconds", seconds); err != nil {
+			return err
+		}
+		t.speechEndToPost, t.hasSpeechEndToPost = seconds, true
+		return nil
+	})
 }
 
 // SetNotSent records the longest "not sent for N s" wait shown during the
 // turn (0: none). Calling it again keeps the longest.
 func (t *Turn) SetNotSent(seconds float64) error {
 	const call = "Turn.SetNotSent"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := checkSeconds(call, "seconds", seconds); err != nil {
-		return t.refuse(call, err)
-	}
-	t.notSent = max(t.notSent, seconds)
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if err := checkSeconds(call, "seconds", seconds); err != nil {
+			return err
+		}
+		t.notSent = max(t.notSent, seconds)
+		return nil
+	})
 }
 
 // MarkStutter records that the listener marked this turn as breaking up.
 func (t *Turn) MarkStutter() error {
-	if err := t.lock("Turn.MarkStutter"); err != nil {
-		return err
-	}
-	t.stutter = true
-	t.mu.Unlock()
-	return nil
+	return t.do("Turn.MarkStutter", func() error {
+		t.stutter = true
+		return nil
+	})
 }
 
 // SetPoolResets records the launch's pool-reset tally now. The SDK adds the
@@ -278,53 +258,53 @@ func (t *Turn) MarkStutter() error {
 // WithPoolResets' function, if any.
 func (t *Turn) SetPoolResets(now int) error {
 	const call = "Turn.SetPoolResets"
-	if err := t.lock(call); err != nil {
-		return err
-	}
-	if err := checkCount(call, "now", now); err != nil {
-		return t.refuse(call, err)
-	}
-	t.poolResets, t.hasPoolResets = now, true
-	t.mu.Unlock()
-	return nil
+	return t.do(call, func() error {
+		if err := checkCount(call, "now", now); err != nil {
+			return err
+		}
+		t.poolResets, t.hasPoolResets = now, true
+		return nil
+	})
 }
 
 // Unit records one unit read aloud as a voice.unit child span.
 func (t *Turn) Unit(u Unit) error {
 	const call = "Turn.Unit"
-	if err := t.lock(call); err != nil {
+	var link attrOpts
+	err := t.do(call, func() error {
+		if err := t.checkUnit(&u); err != nil {
+			return err
+		}
+		if u.Index == 0 {
+			u.Index = t.lastUnit + 1
+		}
+		t.lastUnit = u.Index
+		t.units++
+		kv := append(t.buf[:0],
+			attribute.Int(semconv.UnitIndex, u.Index),
+			attribute.String(semconv.TakeID, u.TakeID),
+			attribute.Float64(semconv.UnitGap, u.Gap),
+			attribute.Float64(semconv.UnitLead, u.Lead),
+			attribute.Int(semconv.UnitUnderruns, u.Underruns),
+			attribute.Float64(semconv.UnitSilent, u.Silent),
+			attribute.Float64(semconv.UnitLongest, u.Longest),
+			attribute.Float64(semconv.UnitCushion, u.Cushion),
+		)
+		if u.Player != "" {
+			kv = append(kv, attribute.String(semconv.UnitPlayer, u.Player))
+		}
+		_, sp := t.sdk.tracer.Start(t.ctx, semconv.SpanVoiceUnit, trace.WithTimestamp(u.Start), trace.WithAttributes(kv...))
+		sp.End(trace.WithTimestamp(u.End))
+		if t.sdk.text != nil {
+			t.lines = append(t.lines, textlines.Unit{Index: u.Index, TakeID: u.TakeID, Gap: u.Gap, Lead: u.Lead,
+				Underruns: u.Underruns, Silent: u.Silent, Cushion: u.Cushion})
+		}
+		link = t.sdk.inst.link(t.linkType)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	if err := t.checkUnit(&u); err != nil {
-		return t.refuse(call, err)
-	}
-	if u.Index == 0 {
-		u.Index = t.lastUnit + 1
-	}
-	t.lastUnit = u.Index
-	t.units++
-	kv := append(t.buf[:0],
-		attribute.Int(semconv.UnitIndex, u.Index),
-		attribute.String(semconv.TakeID, u.TakeID),
-		attribute.Float64(semconv.UnitGap, u.Gap),
-		attribute.Float64(semconv.UnitLead, u.Lead),
-		attribute.Int(semconv.UnitUnderruns, u.Underruns),
-		attribute.Float64(semconv.UnitSilent, u.Silent),
-		attribute.Float64(semconv.UnitLongest, u.Longest),
-		attribute.Float64(semconv.UnitCushion, u.Cushion),
-	)
-	if u.Player != "" {
-		kv = append(kv, attribute.String(semconv.UnitPlayer, u.Player))
-	}
-	_, sp := t.sdk.tracer.Start(t.ctx, semconv.SpanVoiceUnit, trace.WithTimestamp(u.Start), trace.WithAttributes(kv...))
-	sp.End(trace.WithTimestamp(u.End))
-	if t.sdk.text != nil {
-		t.lines = append(t.lines, textlines.Unit{Index: u.Index, TakeID: u.TakeID, Gap: u.Gap, Lead: u.Lead,
-			Underruns: u.Underruns, Silent: u.Silent, Cushion: u.Cushion})
-	}
-	link := t.sdk.inst.link(t.linkType)
-	t.mu.Unlock()
-
 	in, ctx := t.sdk.inst, context.Background()
 	if u.Underruns > 0 {
 		in.underruns.Add(ctx, int64(u.Underruns), link.add...)
@@ -332,6 +312,16 @@ func (t *Turn) Unit(u Unit) error {
 	in.silence.Record(ctx, u.Silent, link.rec...)
 	in.unitLead.Record(ctx, u.Lead, link.rec...)
 	in.cushion.Record(ctx, u.Cushion, link.rec...)
+	return nil
+}
+
+// firstError is the first non-nil error of a setter's checks.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -377,42 +367,86 @@ func (t *Turn) checkUnit(u *Unit) error {
 // tally at the end of the previous one), ends the span, records the turn's
 // metrics and writes the [voice-turn] line. Ending twice returns ErrEnded.
 func (t *Turn) End() error {
-	const call = "Turn.End"
-	if err := t.lock(call); err != nil {
+	var line *textlines.Turn
+	err := t.do("Turn.End", func() error {
+		t.ended = true
+		r := t.read()
+		t.span.SetAttributes(t.attributes(&r)...)
+		t.span.End(trace.WithTimestamp(r.now))
+		t.recordMetrics(&r)
+		if t.sdk.text != nil {
+			line = t.textLine(&r)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	t.ended = true
-	s := t.sdk
-	now := s.now()
-	live := s.live.snapshot()
-	pool, hasPool := t.poolResets, t.hasPoolResets
-	if !hasPool && s.cfg.poolResets != nil {
-		pool, hasPool = s.cfg.poolResets(), true
+	if line != nil {
+		if err := t.sdk.text.WriteTurn(line); err != nil {
+			t.sdk.logger.Warn("instr: writing the [voice-turn] line", "reason", err.Error())
+		}
 	}
+	return nil
+}
 
-	s.history.mu.Lock()
-	nBefore := len(s.history.live)
-	var before [numKinds][]int64
-	if nBefore > 0 {
-		backing := make([]int64, numKinds*nBefore)
+// endReadings is what a turn reads once, as it ends: the end time, the live
+// counts now and at the end of the launch's earlier turns, and the
+// pool-reset tally now and at the end of the previous turn.
+type endReadings struct {
+	now         time.Time
+	live        [numKinds]int64
+	before      [numKinds][]int64 // each kind's counts, oldest first; nil on a launch's first turn
+	pool        int
+	hasPool     bool
+	poolPrev    int
+	hasPoolPrev bool
+	bluetooth   bool
+}
+
+// read takes the turn's end readings and moves the launch's history on.
+func (t *Turn) read() endReadings {
+	s := t.sdk
+	r := endReadings{now: s.now(), live: s.live.snapshot(), pool: t.poolResets, hasPool: t.hasPoolResets}
+	if !r.hasPool && s.cfg.poolResets != nil {
+		r.pool, r.hasPool = s.cfg.poolResets(), true
+	}
+	r.before, r.poolPrev, r.hasPoolPrev = s.history.rotate(r.live, r.pool, r.hasPool)
+	r.bluetooth = t.hasRoute && Bluetooth(t.route.Outputs)
+	return r
+}
+
+// rotate returns each kind's counts at the end of the turns it remembers
+// (oldest first, nil when it remembers none) and the previous turn's
+// tally, then remembers this turn's counts (keeping the last
+// semconv.LiveHistory) and tally.
+func (h *history) rotate(live [numKinds]int64, pool int, hasPool bool) (before [numKinds][]int64, poolPrev int, hasPoolPrev bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.live); n > 0 {
+		backing := make([]int64, numKinds*n)
 		for k := range numKinds {
-			series := backing[k*nBefore : (k+1)*nBefore : (k+1)*nBefore]
-			for j, h := range s.history.live {
-				series[j] = h[k]
+			series := backing[k*n : (k+1)*n : (k+1)*n]
+			for j, counts := range h.live {
+				series[j] = counts[k]
 			}
 			before[k] = series
 		}
 	}
-	poolPrev, hasPoolPrev := s.history.poolPrev, s.history.hasPoolPrev
-	if nBefore == semconv.LiveHistory {
-		copy(s.history.live, s.history.live[1:])
-		s.history.live[nBefore-1] = live
+	poolPrev, hasPoolPrev = h.poolPrev, h.hasPoolPrev
+	if len(h.live) == semconv.LiveHistory {
+		copy(h.live, h.live[1:])
+		h.live[len(h.live)-1] = live
 	} else {
-		s.history.live = append(s.history.live, live)
+		h.live = append(h.live, live)
 	}
-	s.history.poolPrev, s.history.hasPoolPrev = pool, hasPool
-	s.history.mu.Unlock()
+	h.poolPrev, h.hasPoolPrev = pool, hasPool
+	return before, poolPrev, hasPoolPrev
+}
 
+// attributes are the voice.turn span's attributes at its end, in the
+// turn's own buffer.
+func (t *Turn) attributes(r *endReadings) []attribute.KeyValue {
 	kv := append(t.buf[:0],
 		attribute.Int(semconv.TurnIndex, t.index),
 		attribute.Bool(semconv.TurnStutter, t.stutter),
@@ -425,13 +459,11 @@ func (t *Turn) End() error {
 			kv = append(kv, attribute.String(semconv.NetworkConnectionSubtype, t.linkSubtype))
 		}
 	}
-	bluetooth := false
 	if t.hasRoute {
-		bluetooth = Bluetooth(t.route.Outputs)
 		kv = append(kv,
 			attribute.StringSlice(semconv.RouteInputs, t.route.Inputs),
 			attribute.StringSlice(semconv.RouteOutputs, t.route.Outputs),
-			attribute.Bool(semconv.RouteBluetooth, bluetooth),
+			attribute.Bool(semconv.RouteBluetooth, r.bluetooth),
 			attribute.Float64(semconv.RouteSampleRate, t.route.SampleRate),
 			attribute.String(semconv.RouteCategory, t.route.Category),
 			attribute.String(semconv.RouteMode, t.route.Mode),
@@ -446,15 +478,15 @@ func (t *Turn) End() error {
 		)
 	}
 	for k := range numKinds {
-		kv = append(kv, attribute.Int64(liveKeys[k], live[k]))
-		if nBefore > 0 {
-			kv = append(kv, attribute.Int64Slice(liveBeforeKeys[k], before[k]))
+		kv = append(kv, attribute.Int64(liveKeys[k], r.live[k]))
+		if r.before[k] != nil {
+			kv = append(kv, attribute.Int64Slice(liveBeforeKeys[k], r.before[k]))
 		}
 	}
-	if hasPool {
-		kv = append(kv, attribute.Int(semconv.PoolResets, pool))
-		if hasPoolPrev {
-			kv = append(kv, attribute.Int(semconv.PoolResetsBefore, poolPrev))
+	if r.hasPool {
+		kv = append(kv, attribute.Int(semconv.PoolResets, r.pool))
+		if r.hasPoolPrev {
+			kv = append(kv, attribute.Int(semconv.PoolResetsBefore, r.poolPrev))
 		}
 	}
 	if t.hasListen {
@@ -470,12 +502,14 @@ func (t *Turn) End() error {
 	if t.hasSpeechEndToPost {
 		kv = append(kv, attribute.Float64(semconv.TurnSpeechEndPost, t.speechEndToPost))
 	}
-	t.span.SetAttributes(kv...)
-	t.span.End(trace.WithTimestamp(now))
+	return kv
+}
 
-	in, ctx := s.inst, context.Background()
+// recordMetrics records the turn's own metrics (the units recorded theirs).
+func (t *Turn) recordMetrics(r *endReadings) {
+	in, ctx := t.sdk.inst, context.Background()
 	link := in.link(t.linkType)
-	in.turns.Add(ctx, 1, in.turnAttrs(t.linkType, bluetooth).add...)
+	in.turns.Add(ctx, 1, in.turnAttrs(t.linkType, r.bluetooth).add...)
 	in.notSent.Record(ctx, t.notSent, link.rec...)
 	if t.hasSpeechEndToPost {
 		in.speechEndToPost.Record(ctx, t.speechEndToPost, link.rec...)
@@ -490,33 +524,27 @@ func (t *Turn) End() error {
 		in.appUptime.Record(ctx, t.health.AppUptime, in.none.rec...)
 		in.memory.Record(ctx, t.health.Memory, in.none.rec...)
 	}
+}
 
-	var line *textlines.Turn
-	if s.text != nil {
-		line = &textlines.Turn{
-			Index: t.index, TraceID: t.TraceID(), LinkType: t.linkType, LinkSubtype: t.linkSubtype,
-			Inputs: t.route.Inputs, Outputs: t.route.Outputs, Bluetooth: bluetooth, SampleRate: t.route.SampleRate,
-			RouteChanges: t.routeChanges, Stutter: t.stutter, Units: t.lines,
-			ListenGrant: t.listen.Grant, ListenSession: t.listen.Session, ListenTotal: t.listen.Total,
-			RPMLoaded: t.rpmLoaded, RPMFresh: t.rpmFresh, SpeechEndToPost: t.speechEndToPost, NotSent: t.notSent,
-			PoolResets: pool, PoolResetsBefore: poolPrev, HasPoolResets: hasPool, HasPoolPrior: hasPool && hasPoolPrev,
-			DeviceUptime: t.health.DeviceUptime, AppUptime: t.health.AppUptime,
-			Activations: t.health.Activations, Memory: t.health.Memory,
-		}
-		line.Live = make([]textlines.Live, numKinds)
-		for k, kind := range semconv.LiveKinds {
-			l := textlines.Live{Kind: kind, Now: int(live[k])}
-			for _, v := range before[k] {
-				l.Before = append(l.Before, int(v))
-			}
-			line.Live[k] = l
-		}
+// textLine is the turn's [voice-turn] line.
+func (t *Turn) textLine(r *endReadings) *textlines.Turn {
+	line := &textlines.Turn{
+		Index: t.index, TraceID: t.TraceID(), LinkType: t.linkType, LinkSubtype: t.linkSubtype,
+		Inputs: t.route.Inputs, Outputs: t.route.Outputs, Bluetooth: r.bluetooth, SampleRate: t.route.SampleRate,
+		RouteChanges: t.routeChanges, Stutter: t.stutter, Units: t.lines,
+		ListenGrant: t.listen.Grant, ListenSession: t.listen.Session, ListenTotal: t.listen.Total,
+		RPMLoaded: t.rpmLoaded, RPMFresh: t.rpmFresh, SpeechEndToPost: t.speechEndToPost, NotSent: t.notSent,
+		PoolResets: r.pool, PoolResetsBefore: r.poolPrev, HasPoolResets: r.hasPool, HasPoolPrior: r.hasPool && r.hasPoolPrev,
+		DeviceUptime: t.health.DeviceUptime, AppUptime: t.health.AppUptime,
+		Activations: t.health.Activations, Memory: t.health.Memory,
 	}
-	t.mu.Unlock()
-	if line != nil {
-		if err := s.text.WriteTurn(line); err != nil {
-			s.logger.Warn("instr: writing the [voice-turn] line", "reason", err.Error())
+	line.Live = make([]textlines.Live, numKinds)
+	for k, kind := range semconv.LiveKinds {
+		l := textlines.Live{Kind: kind, Now: int(r.live[k])}
+		for _, v := range r.before[k] {
+			l.Before = append(l.Before, int(v))
 		}
+		line.Live[k] = l
 	}
-	return nil
+	return line
 }
