@@ -21,6 +21,13 @@
 // End, which computes need (the cushion this take alone needed) and beside
 // (the most other takes in flight at once during it).
 //
+// Setup installs no OpenTelemetry global: several SDKs can share a process
+// (the lab runs a phone and an engine side by side), and the app owns its
+// globals. Calls carry the turn's W3C traceparent through Inject, the lanes
+// (instr/lanes) and, for an app's own otelhttp clients and handlers,
+// otelhttp.WithPropagators(Propagator())
+// (docs/decisions/0104-setup-leaves-globals-alone.md).
+//
 // Durations the SDK measures itself are multiplied by the time scale
 // (WithTimeScale) so a lab run at scale 20 reports person-seconds; values
 // passed in are taken as given. Bad input (NaN, negative durations, a unit

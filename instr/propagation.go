@@ -10,8 +10,11 @@ import (
 var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 // Propagator is the W3C Trace Context (and Baggage) propagator the phone and
-// the engine agree on. Setup also installs it as the global propagator, so
-// otelhttp transports and handlers use it.
+// the engine agree on. Setup does not install it as the global propagator
+// (docs/decisions/0104-setup-leaves-globals-alone.md): Inject, Extract and
+// the lanes use it explicitly, and otelhttp transports and handlers need it
+// given, with otelhttp.WithPropagators(instr.Propagator()), or installed once
+// by the app: otel.SetTextMapPropagator(instr.Propagator()).
 func Propagator() propagation.TextMapPropagator { return propagator }
 
 // Inject writes ctx's traceparent into h (an outgoing call of the turn).

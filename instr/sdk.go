@@ -15,7 +15,6 @@ import (
 	"github.com/percause/percause/exporters/spool"
 	"github.com/percause/percause/exporters/textlines"
 	"github.com/percause/percause/instr/semconv"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -63,7 +62,8 @@ type history struct {
 
 // Setup builds the SDK: the resource, the tracer and meter providers, and
 // (unless replaced by WithSpanExporter and WithMetricReader) the OTLP export
-// through the disk spool. Call Shutdown before the process exits.
+// through the disk spool. It installs no OpenTelemetry global (propagator,
+// tracer or meter provider). Call Shutdown before the process exits.
 func Setup(ctx context.Context, opts ...Option) (*SDK, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -128,7 +128,8 @@ func Setup(ctx context.Context, opts ...Option) (*SDK, error) {
 	}
 	s.inst = inst
 	s.live.onReject = func() { inst.reject("Live.Add") }
-	otel.SetTextMapPropagator(propagator)
+	// No global is installed: several SDKs may share a process, and the
+	// app owns its globals (docs/decisions/0104-setup-leaves-globals-alone.md).
 	return s, nil
 }
 

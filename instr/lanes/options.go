@@ -34,6 +34,9 @@ const (
 	DefaultIdleConnTimeout = 90 * time.Second
 )
 
+// defaultPropagator is instr.Propagator(): W3C Trace Context and Baggage.
+var defaultPropagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
 // ScopeName is the instrumentation scope of the lanes' spans and metrics.
 const ScopeName = "github.com/percause/percause/instr/lanes"
 
@@ -129,8 +132,9 @@ func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config)
 // pippa.pool.replies_in_flight go (default: the global provider).
 func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.mp = mp } }
 
-// WithPropagator sets how trace context rides on each call (default: the
-// global propagator).
+// WithPropagator sets how trace context rides on each call (default: W3C
+// Trace Context and Baggage, which the engine reads, whatever the global
+// propagator is).
 func WithPropagator(p propagation.TextMapPropagator) Option { return func(c *config) { c.prop = p } }
 
 // WithLogger sets where pool resets are logged (default: slog.Default()).
@@ -181,7 +185,7 @@ func (c *config) fill() {
 		c.mp = otel.GetMeterProvider()
 	}
 	if c.prop == nil {
-		c.prop = otel.GetTextMapPropagator()
+		c.prop = defaultPropagator
 	}
 	if c.log == nil {
 		c.log = slog.Default()
