@@ -35,17 +35,60 @@ func Markdown() []byte {
 		}
 		p("\n")
 	}
-	section("Resource", KindResource, "| name | type | meaning | values |\n|---|---|---|---|",
+	p("## What the verdict needs\n\n")
+	p("Every attribute a client sends is marked, for the verdict: **required** (the turn cannot be read right without it:\n")
+	p("it waits, is decided `unknown`, or a rule misses what it would find), **recommended** (a rule reads it: without it\n")
+	p("that rule cannot fire) or **optional** (no rule reads it; dashboards, the evidence or people do). **collector**\n")
+	p("marks what the collector writes. Numbers are never negative unless marked *signed*; NaN and infinities are bad\n")
+	p("input. A whole-number double sent for an int (and an int for a double) is read as the number it is.\n")
+	p("`percause check` reports a client's turns against these marks.\n\n")
+	p("| span | required | recommended |\n|---|---|---|\n")
+	for _, span := range []string{onRes, SpanVoiceTurn, SpanVoiceUnit, SpanTTSTake, EventRouteChange} {
+		var req, rec []string
+		for _, n := range Registry {
+			if (n.Kind != KindAttribute && n.Kind != KindResource) || !carries(n, span) {
+				continue
+			}
+			if span == EventRouteChange && n.Where[0] != onRC {
+				continue // carried by the event too, read only on the turn
+			}
+			switch n.Requirement {
+			case Required:
+				req = append(req, n.Name)
+			case Recommended:
+				rec = append(rec, n.Name)
+			}
+		}
+		label := "`" + span + "`"
+		if span == onRes {
+			label = "resource"
+		}
+		p("| %s | %s | %s |\n", label, codes(req), codes(rec))
+	}
+	p("\n")
+
+	p("## Span structure\n\n")
+	p("One turn is one trace. The engine's takes join it through the `traceparent` header the phone sends with every\n")
+	p("call of the turn (W3C Trace Context). Spans of a turn may arrive in any order, in separate requests.\n\n")
+	p("| span | parent | kind | timestamps |\n|---|---|---|---|\n")
+	for _, n := range Registry {
+		if n.Kind == KindSpan {
+			p("| `%s` | %s | %s | %s |\n", n.Name, esc(n.Parent), n.SpanKind, esc(n.Timestamps))
+		}
+	}
+	p("\n")
+
+	section("Resource", KindResource, "| name | type | for the verdict | meaning | values |\n|---|---|---|---|---|",
 		func(n Name) string {
-			return fmt.Sprintf("| `%s` | %s | %s | %s |", n.Name, n.Type, esc(n.Meaning), codes(n.Values))
+			return fmt.Sprintf("| `%s` | %s | %s | %s | %s |", n.Name, n.Type, level(n), esc(n.Meaning), codes(n.Values))
 		})
 	section("Spans", KindSpan, "| name | emitted by | meaning |\n|---|---|---|",
 		func(n Name) string { return fmt.Sprintf("| `%s` | %s | %s |", n.Name, codes(n.Where), esc(n.Meaning)) })
 	section("Span events", KindEvent, "| name | on | meaning |\n|---|---|---|",
 		func(n Name) string { return fmt.Sprintf("| `%s` | %s | %s |", n.Name, codes(n.Where), esc(n.Meaning)) })
-	section("Attributes", KindAttribute, "| name | type | where | meaning | values |\n|---|---|---|---|---|",
+	section("Attributes", KindAttribute, "| name | type | where | for the verdict | meaning | values |\n|---|---|---|---|---|---|",
 		func(n Name) string {
-			return fmt.Sprintf("| `%s` | %s | %s | %s | %s |", n.Name, n.Type, codes(n.Where), esc(n.Meaning), codes(n.Values))
+			return fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s |", n.Name, n.Type, codes(n.Where), level(n), esc(n.Meaning), codes(n.Values))
 		})
 	section("Metrics", KindMetric, "| name | instrument | unit | attributes | Prometheus | meaning |\n|---|---|---|---|---|---|",
 		func(n Name) string {
@@ -94,6 +137,29 @@ func codes(vs []string) string {
 }
 
 func esc(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// level renders an attribute's requirement level, its condition and sign.
+func level(n Name) string {
+	s := string(n.Requirement)
+	if n.When != "" {
+		s += ": " + n.When
+	}
+	if n.Signed {
+		s += "; signed"
+	}
+	return esc(s)
+}
+
+// carries reports whether the attribute is carried by span (or by the event
+// or the resource).
+func carries(n Name, span string) bool {
+	for _, w := range n.Where {
+		if w == span || w == span+" event" {
+			return true
+		}
+	}
+	return false
+}
 
 func orDash(s string) string {
 	if s == "" {

@@ -23,6 +23,132 @@ type Name struct {
 	Where   []string // attributes: the spans/events/resource carrying it; metrics: their attributes
 	Meaning string
 	Values  []string // the bounded set of values, when there is one
+
+	// Attributes and resource attributes: what the verdict needs of a
+	// client (Levels), the condition under which it is needed, and whether
+	// a number may be negative.
+	Requirement Requirement
+	When        string // the condition of a conditional requirement ("" : always)
+	Signed      bool   // a number that may be negative (a lead, a time before reading)
+
+	// Spans: the parent, the span kind a client uses, the timestamps the
+	// verdict reads (Structure).
+	Parent     string
+	SpanKind   string
+	Timestamps string
+}
+
+// Requirement is what the verdict needs of an attribute a client sends.
+type Requirement string
+
+// Requirement levels, in the manner of OpenTelemetry's semantic conventions,
+// for the verdict: required means the turn cannot be read right without it
+// (it waits, is decided unknown, or a rule misses what it would find);
+// recommended means a rule reads it (without it that rule cannot fire);
+// optional means no rule reads it (dashboards, the evidence or people do).
+// Collector marks what the collector writes: a client never sends it.
+const (
+	Required    Requirement = "required"
+	Recommended Requirement = "recommended"
+	Optional    Requirement = "optional"
+	Collector   Requirement = "collector"
+)
+
+// levels are the requirement levels of the attributes the verdict reads,
+// with their conditions; every other client attribute is optional, and the
+// verdict's own are the collector's (applied by withLevels).
+var levels = map[string]struct {
+	req    Requirement
+	when   string
+	signed bool
+}{
+	ServiceName:       {req: Required, when: "pippa-phone on the phone's spans, pippa-engine on the engine's"},
+	AppInstallationID: {req: Recommended, when: "labels the verdict counters"},
+	ServiceInstanceID: {req: Recommended, when: "tells launches apart"},
+
+	NetworkConnectionType: {req: Recommended, when: "the verdict's link (unknown without it)"},
+	TurnIndex:             {req: Recommended, when: "names the turn in the verdict"},
+	TurnUnits:             {req: Required, when: "a turn without it is decided only after its trace has been quiet for the decision window"},
+	TurnStutter:           {req: Recommended, when: "the Bluetooth rule"},
+	RouteOutputs:          {req: Recommended, when: "the Bluetooth rule (a Bluetooth output)"},
+	RouteBluetooth:        {req: Recommended, when: "the Bluetooth rule (derived from the outputs when absent)"},
+	RouteChangeAt:         {req: Required, when: "on every pippa.route_change event (a change without it is not read)", signed: true},
+	RouteChangeReason:     {req: Recommended, when: "named in the evidence"},
+	PoolResets:            {req: Recommended, when: "the pool rule"},
+	PoolResetsBefore:      {req: Recommended, when: "the pool rule, from the launch's second turn"},
+	ListenGrant:           {req: Recommended, when: "the wait rule (microphone open)"},
+	ListenSession:         {req: Recommended, when: "the wait rule (microphone open)"},
+	ListenTotal:           {req: Recommended, when: "the wait rule (microphone open)"},
+
+	UnitIndex:     {req: Required},
+	UnitUnderruns: {req: Required, when: "a unit without it is bad input"},
+	UnitSilent:    {req: Required, when: "when the unit underran"},
+	UnitCushion:   {req: Required, when: "when the unit underran"},
+	TakeID:        {req: Required, when: "on every tts.take; on voice.unit when the unit underran"},
+	UnitLead:      {req: Recommended, when: "the wait rule (a late unit)", signed: true},
+
+	TakeNeed: {req: Required, when: "a take without it cannot be read against its unit"},
+}
+
+// liveLevel is the level of every pippa.live.<kind> count and its history.
+var liveLevel = struct {
+	req  Requirement
+	when string
+}{Recommended, "the state rule"}
+
+// withLevels gives every attribute its requirement level.
+func withLevels(names []Name) []Name {
+	for i := range names {
+		n := &names[i]
+		if n.Kind != KindAttribute && n.Kind != KindResource {
+			continue
+		}
+		if l, ok := levels[n.Name]; ok {
+			n.Requirement, n.When, n.Signed = l.req, l.when, l.signed
+			continue
+		}
+		switch {
+		case len(n.Where) > 0 && n.Where[0] == onVerd:
+			n.Requirement = Collector
+		case len(n.Name) > len(LivePrefix) && n.Name[:len(LivePrefix)] == LivePrefix && n.Name != LiveKind:
+			n.Requirement, n.When = liveLevel.req, liveLevel.when
+		default:
+			n.Requirement = Optional
+		}
+	}
+	return names
+}
+
+// spanStructure is the shape of each span: its parent, kind and the
+// timestamps that matter.
+var spanStructure = map[string][3]string{
+	SpanVoiceTurn: {"none: the root of the turn's trace (one turn, one trace)", "internal",
+		"none for the rules (a turn is decided from its readings; ages count from arrival); start and end for people"},
+	SpanVoiceUnit: {"voice.turn", "internal", "none for the rules; start and end: when the unit played"},
+	SpanTTSTake: {"the span that carried the phone's traceparent (any span of the turn's trace: the engine continues it)", "server or internal",
+		"none for the rules; start and end: when the take was made"},
+	SpanVerdict:    {"voice.turn (written by the collector)", "internal", "end: when the turn was decided"},
+	SpanLinkStatus: {"the span current when the status changed", "internal", "none for the rules"},
+}
+
+// withStructure gives every span its structure.
+func withStructure(names []Name) []Name {
+	for i := range names {
+		if s, ok := spanStructure[names[i].Name]; ok && names[i].Kind == KindSpan {
+			names[i].Parent, names[i].SpanKind, names[i].Timestamps = s[0], s[1], s[2]
+		}
+	}
+	return names
+}
+
+// Lookup returns the registered attribute (or resource attribute) name.
+func Lookup(name string) (Name, bool) {
+	for _, n := range Registry {
+		if n.Name == name && (n.Kind == KindAttribute || n.Kind == KindResource) {
+			return n, true
+		}
+	}
+	return Name{}, false
 }
 
 const (
@@ -69,7 +195,7 @@ func liveNames() []Name {
 
 // Registry lists every name percause puts on the wire, in the order the
 // reference page shows them.
-var Registry = concat(
+var Registry = withStructure(withLevels(concat(
 	[]Name{
 		// Resource.
 		{Name: ServiceName, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "which program", Values: []string{ServicePhone, ServiceEngine}},
@@ -231,7 +357,7 @@ var Registry = concat(
 		met(PromTurnsTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per decided turn, by its primary cause"),
 		met(PromImplicatedTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per implicated cause per turn"),
 	},
-)
+)))
 
 func concat(parts ...[]Name) []Name {
 	var out []Name

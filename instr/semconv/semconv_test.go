@@ -143,3 +143,32 @@ func TestRegistryEntriesAreComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAttributeHasALevel: every attribute a client sends says what the
+// verdict needs of it, and the levels name only registered attributes.
+func TestEveryAttributeHasALevel(t *testing.T) {
+	for _, n := range Registry {
+		if n.Kind != KindAttribute && n.Kind != KindResource {
+			continue
+		}
+		switch n.Requirement {
+		case Required, Recommended, Optional:
+		case Collector:
+			if !strings.HasPrefix(n.Name, "percause.") {
+				t.Errorf("%s is marked as the collector's", n.Name)
+			}
+		default:
+			t.Errorf("%s has no requirement level", n.Name)
+		}
+	}
+	for name := range levels {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("levels names %s, which is not registered", name)
+		}
+	}
+	for _, n := range Registry {
+		if n.Kind == KindSpan && (n.Parent == "" || n.SpanKind == "") {
+			t.Errorf("span %s has no structure", n.Name)
+		}
+	}
+}
