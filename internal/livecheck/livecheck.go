@@ -1,0 +1,442 @@
+// Package livecheck checks a client's turns against the registry
+// (instr/semconv), in the manner of OpenTelemetry Weaver's live check: for
+// each turn, what is missing, mistyped, out of range or unknown, and the
+// verdict the turn got. `percause check` runs it on what a client sends.
+package livecheck
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// Kinds of problem.
+const (
+	Missing   = "missing"   // a required attribute is absent
+	Mistyped  = "mistyped"  // an attribute of the wrong type
+	Range     = "range"     // a value out of range (negative, NaN, infinite, not one of the values)
+	Unknown   = "unknown"   // a name under pippa. or percause. the registry does not have
+	Structure = "structure" // a span in the wrong place, units that do not add up
+	Late      = "late"      // a span that arrived after its turn was decided
+	Advice    = "advice"    // a recommended attribute is absent (not a fault)
+)
+
+// Problem is one thing wrong with a turn's spans.
+type Problem struct {
+	Kind      string `json:"kind"`
+	Span      string `json:"span"` // "voice.turn", "voice.unit 2", "tts.take t2", "resource of tts.take t2", …
+	Attribute string `json:"attribute,omitempty"`
+	Detail    string `json:"detail"`
+}
+
+func (p Problem) String() string {
+	s := fmt.Sprintf("%-9s %s", p.Kind, p.Span)
+	if p.Attribute != "" {
+		s += ": " + p.Attribute
+	}
+	return s + " " + p.Detail
+}
+
+// Fault reports whether the problem is a fault (advice is not).
+func (p Problem) Fault() bool { return p.Kind != Advice }
+
+// Verdict is the verdict the turn got.
+type Verdict struct {
+	Cause    string   `json:"cause"`
+	Causes   []string `json:"causes"`
+	Evidence string   `json:"evidence"`
+	Forced   string   `json:"forced,omitempty"`
+}
+
+// Report is one turn's check.
+type Report struct {
+	Trace    string    `json:"trace"`
+	Turn     int64     `json:"turn"`
+	Verdict  *Verdict  `json:"verdict"`
+	Problems []Problem `json:"problems"`
+	// Clean is true when no problem is a fault.
+	Clean bool `json:"clean"`
+}
+
+// Span is one span with its resource, as received.
+type Span struct {
+	Resource pcommon.Resource
+	Span     ptrace.Span
+}
+
+// Check checks the spans of one trace (the verdict span, if there, gives the
+// verdict).
+func Check(trace string, spans []Span) Report {
+	r := Report{Trace: trace}
+	c := checker{}
+	var turnID pcommon.SpanID
+	var turns, units int
+	declared := int64(-1)
+	for _, s := range spans {
+		if s.Span.Name() == semconv.SpanVoiceTurn {
+			turnID = s.Span.SpanID()
+		}
+	}
+	for _, s := range spans {
+		sp := s.Span
+		switch sp.Name() {
+		case semconv.SpanVoiceTurn:
+			turns++
+			c.resource(s.Resource, semconv.SpanVoiceTurn, semconv.ServicePhone)
+			c.attrs(semconv.SpanVoiceTurn, semconv.SpanVoiceTurn, sp.Attributes(), nil)
+			if v, ok := sp.Attributes().Get(semconv.TurnIndex); ok && v.Type() == pcommon.ValueTypeInt {
+				r.Turn = v.Int()
+			}
+			if v, ok := sp.Attributes().Get(semconv.TurnUnits); ok {
+				if n, ok := asInt(v); ok {
+					declared = n
+				}
+			}
+			if !sp.ParentSpanID().IsEmpty() {
+				c.add(Structure, semconv.SpanVoiceTurn, "", "has a parent: a turn is the root of its trace")
+			}
+			evs := sp.Events()
+			for i := 0; i < evs.Len(); i++ {
+				ev := evs.At(i)
+				where := fmt.Sprintf("event %s #%d", ev.Name(), i+1)
+				if ev.Name() == semconv.EventRouteChange {
+					c.attrs(semconv.EventRouteChange, where, ev.Attributes(), nil)
+				} else if isOurs(ev.Name()) && !registered(semconv.KindEvent, ev.Name()) {
+					c.add(Unknown, semconv.SpanVoiceTurn, ev.Name(), "is not an event of the registry")
+				}
+			}
+		case semconv.SpanVoiceUnit:
+			units++
+			where := semconv.SpanVoiceUnit
+			if v, ok := sp.Attributes().Get(semconv.UnitIndex); ok {
+				where += " " + v.AsString()
+			}
+			c.resource(s.Resource, where, semconv.ServicePhone)
+			underran := false
+			if v, ok := sp.Attributes().Get(semconv.UnitUnderruns); ok {
+				if n, ok := asInt(v); ok && n > 0 {
+					underran = true
+				}
+			}
+			c.attrs(semconv.SpanVoiceUnit, where, sp.Attributes(), func(name string) bool {
+				switch name {
+				case semconv.UnitSilent, semconv.UnitCushion, semconv.TakeID:
+					return underran // required when the unit underran
+				}
+				return true
+			})
+			if !turnID.IsEmpty() && sp.ParentSpanID() != turnID {
+				c.add(Structure, where, "", "is not a child of the turn's voice.turn span")
+			}
+		case semconv.SpanTTSTake:
+			where := semconv.SpanTTSTake
+			if v, ok := sp.Attributes().Get(semconv.TakeID); ok {
+				where += " " + v.AsString()
+			}
+			c.resource(s.Resource, where, semconv.ServiceEngine)
+			c.attrs(semconv.SpanTTSTake, where, sp.Attributes(), nil)
+		case semconv.SpanVerdict:
+			a := sp.Attributes()
+			v := &Verdict{Cause: str(a, semconv.VerdictCause), Evidence: str(a, semconv.VerdictEvidence), Forced: str(a, semconv.VerdictForced)}
+			if x, ok := a.Get(semconv.VerdictCauses); ok && x.Type() == pcommon.ValueTypeSlice {
+				for i := 0; i < x.Slice().Len(); i++ {
+					v.Causes = append(v.Causes, x.Slice().At(i).AsString())
+				}
+			}
+			r.Verdict = v
+			if x, ok := a.Get(semconv.TurnIndex); ok && r.Turn == 0 {
+				r.Turn = x.Int()
+			}
+		default:
+			if isOurs(sp.Name()) && !registered(semconv.KindSpan, sp.Name()) {
+				c.add(Unknown, sp.Name(), "", "is not a span of the registry")
+			}
+		}
+	}
+	switch {
+	case turns == 0:
+		c.add(Structure, "trace", "", "has no voice.turn span")
+	case turns > 1:
+		c.add(Structure, "trace", "", fmt.Sprintf("has %d voice.turn spans: one turn is one trace", turns))
+	}
+	if declared >= 0 && int64(units) != declared {
+		c.add(Structure, semconv.SpanVoiceTurn, semconv.TurnUnits, fmt.Sprintf("says %d units, %d voice.unit spans arrived", declared, units))
+	}
+	r.Problems = c.problems
+	sort.SliceStable(r.Problems, func(i, j int) bool { return rank(r.Problems[i].Kind) < rank(r.Problems[j].Kind) })
+	if r.Problems == nil {
+		r.Problems = []Problem{}
+	}
+	r.Clean = true
+	for _, p := range r.Problems {
+		if p.Fault() {
+			r.Clean = false
+		}
+	}
+	return r
+}
+
+func rank(kind string) int {
+	for i, k := range []string{Missing, Mistyped, Range, Unknown, Structure, Late, Advice} {
+		if k == kind {
+			return i
+		}
+	}
+	return 99
+}
+
+type checker struct{ problems []Problem }
+
+func (c *checker) add(kind, span, attr, detail string) {
+	c.problems = append(c.problems, Problem{Kind: kind, Span: span, Attribute: attr, Detail: detail})
+}
+
+func (c *checker) resource(res pcommon.Resource, where, service string) {
+	a := res.Attributes()
+	v, ok := a.Get(semconv.ServiceName)
+	switch {
+	case !ok:
+		c.add(Missing, "resource of "+where, semconv.ServiceName, "(required: "+service+")")
+	case v.AsString() != service:
+		c.add(Range, "resource of "+where, semconv.ServiceName, fmt.Sprintf("is %q, want %q", v.AsString(), service))
+	}
+	a.Range(func(k string, v pcommon.Value) bool {
+		if isOurs(k) {
+			if n, ok := semconv.Lookup(k); !ok || n.Kind != semconv.KindResource {
+				if !ok {
+					c.add(Unknown, "resource of "+where, k, "is not in the registry")
+				}
+			}
+		}
+		return true
+	})
+}
+
+// attrs checks a span's (or an event's) attributes: each registered one
+// carried there has its type and range; each required one absent is
+// missing (needed says whether a conditional one is needed here); each
+// recommended one absent is advice; names under pippa. and percause. that
+// the registry does not have are unknown.
+func (c *checker) attrs(carrier, where string, attrs pcommon.Map, needed func(string) bool) {
+	for _, n := range semconv.Registry {
+		if n.Kind != semconv.KindAttribute || !carriedBy(n, carrier) {
+			continue
+		}
+		if _, ok := attrs.Get(n.Name); ok {
+			continue
+		}
+		if carrier == semconv.EventRouteChange && n.Name == semconv.RouteOutputs {
+			continue // the new outputs, for people
+		}
+		if strings.HasPrefix(n.Name, semconv.LivePrefix) && strings.HasSuffix(n.Name, semconv.LiveBeforeSuffix) {
+			continue // absent on a launch's first turn
+		}
+		if n.Name == semconv.PoolResetsBefore {
+			continue // absent on a launch's first turn
+		}
+		switch n.Requirement {
+		case semconv.Required:
+			if needed == nil || needed(n.Name) {
+				c.add(Missing, where, n.Name, "(required: "+n.When+")")
+			}
+		case semconv.Recommended:
+			c.add(Advice, where, n.Name, "absent (recommended: "+n.When+")")
+		}
+	}
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		n, ok := semconv.Lookup(k)
+		if !ok {
+			if isOurs(k) {
+				c.add(Unknown, where, k, "is not in the registry"+suggest(k))
+			}
+			return true
+		}
+		if !carriedBy(n, carrier) && isOurs(k) {
+			c.add(Structure, where, k, "belongs on "+strings.Join(n.Where, ", "))
+			return true
+		}
+		c.value(where, n, v)
+		return true
+	})
+}
+
+// value checks one value's type and range.
+func (c *checker) value(where string, n semconv.Name, v pcommon.Value) {
+	typ := typeOf(v)
+	want := n.Type
+	switch {
+	case want == "double" && (typ == "double" || typ == "int"):
+	case want == "int" && typ == "int":
+	case want == "int" && typ == "double":
+		if d := v.Double(); d != math.Trunc(d) || math.IsInf(d, 0) {
+			c.add(Mistyped, where, n.Name, fmt.Sprintf("is %v, want an int", d))
+			return
+		}
+	case want == "int[]" && typ == "double[]":
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if d := s.At(i).Double(); d != math.Trunc(d) {
+				c.add(Mistyped, where, n.Name, fmt.Sprintf("[%d] is %v, want an int", i, d))
+				return
+			}
+		}
+	case typ != want:
+		c.add(Mistyped, where, n.Name, fmt.Sprintf("is a %s, want %s", typ, want))
+		return
+	}
+	switch want {
+	case "double", "int":
+		var d float64
+		if v.Type() == pcommon.ValueTypeInt {
+			d = float64(v.Int())
+		} else {
+			d = v.Double()
+		}
+		switch {
+		case math.IsNaN(d) || math.IsInf(d, 0):
+			c.add(Range, where, n.Name, fmt.Sprintf("is %v", d))
+		case d < 0 && !n.Signed:
+			c.add(Range, where, n.Name, fmt.Sprintf("is %v, must not be negative", d))
+		}
+	case "int[]":
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if n2, _ := asInt(s.At(i)); n2 < 0 {
+				c.add(Range, where, n.Name, fmt.Sprintf("[%d] is %d, must not be negative", i, n2))
+			}
+		}
+	case "string":
+		if len(n.Values) > 0 && !contains(n.Values, v.Str()) {
+			c.add(Range, where, n.Name, fmt.Sprintf("is %q, not one of %s", v.Str(), strings.Join(n.Values, ", ")))
+		}
+	}
+}
+
+func typeOf(v pcommon.Value) string {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return "string"
+	case pcommon.ValueTypeInt:
+		return "int"
+	case pcommon.ValueTypeDouble:
+		return "double"
+	case pcommon.ValueTypeBool:
+		return "bool"
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		if s.Len() == 0 {
+			return "empty[]"
+		}
+		elem := typeOf(s.At(0))
+		for i := 1; i < s.Len(); i++ {
+			if t := typeOf(s.At(i)); t != elem {
+				if (t == "int" || t == "double") && (elem == "int" || elem == "double") {
+					elem = "double"
+					continue
+				}
+				return "mixed[]"
+			}
+		}
+		return elem + "[]"
+	}
+	return strings.ToLower(v.Type().String())
+}
+
+// carriedBy reports whether the registry puts the name on carrier.
+func carriedBy(n semconv.Name, carrier string) bool {
+	for _, w := range n.Where {
+		if w == carrier || w == carrier+" event" {
+			return true
+		}
+	}
+	return false
+}
+
+func registered(kind semconv.Kind, name string) bool {
+	for _, n := range semconv.Registry {
+		if n.Kind == kind && n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func isOurs(name string) bool {
+	return strings.HasPrefix(name, "pippa.") || strings.HasPrefix(name, "percause.") || name == "voice.turn" || name == "voice.unit" ||
+		name == "tts.take" || strings.HasPrefix(name, "voice.") || strings.HasPrefix(name, "tts.")
+}
+
+// suggest names the registered attribute closest to an unknown one.
+func suggest(name string) string {
+	best, bestD := "", 4
+	for _, n := range semconv.Registry {
+		if n.Kind != semconv.KindAttribute {
+			continue
+		}
+		if d := distance(name, n.Name); d < bestD {
+			best, bestD = n.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+// distance is the Levenshtein distance, for short names.
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func asInt(v pcommon.Value) (int64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), true
+	case pcommon.ValueTypeDouble:
+		if d := v.Double(); d == math.Trunc(d) && !math.IsInf(d, 0) {
+			return int64(d), true
+		}
+	}
+	return 0, false
+}
+
+func str(m pcommon.Map, k string) string {
+	if v, ok := m.Get(k); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+func contains(vs []string, v string) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
