@@ -1,0 +1,308 @@
+package repocheck
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/percause/percause/internal/testenv"
+)
+
+// module is this repository's module path.
+const module = "github.com/percause/percause"
+
+// graph is the import graph of the module's non-test code: each package's
+// direct imports.
+type graph map[string][]string
+
+// rule is one line of docs/architecture.md's "Which part may import which":
+// no package under from may import, directly or through others, a package
+// that forbidden reports (with why).
+type rule struct {
+	name      string
+	from      []string // module-relative patterns: "instr/..." or "dashboards"
+	forbidden func(path string) bool
+	why       string
+}
+
+// ours reports whether path is a package of this module, and which
+// (module-relative, "" for the root).
+func ours(path string) (rel string, ok bool) {
+	if path == module {
+		return "", true
+	}
+	rel, ok = strings.CutPrefix(path, module+"/")
+	return rel, ok
+}
+
+// under reports whether the module-relative package rel matches pattern
+// ("instr/..." is instr and everything below it; "dashboards" is that one
+// package).
+func under(rel, pattern string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return rel == base || strings.HasPrefix(rel, base+"/")
+	}
+	return rel == pattern
+}
+
+func oursUnder(patterns ...string) func(string) bool {
+	return func(path string) bool {
+		rel, ok := ours(path)
+		if !ok {
+			return false
+		}
+		for _, p := range patterns {
+			if under(rel, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// collector is any package of the OpenTelemetry Collector or its contrib
+// repository.
+func collector(path string) bool {
+	for _, prefix := range []string{"go.opentelemetry.io/collector", "github.com/open-telemetry/opentelemetry-collector-contrib"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func either(fs ...func(string) bool) func(string) bool {
+	return func(path string) bool {
+		for _, f := range fs {
+			if f(path) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// oursExcept is every package of this module but those matching allowed.
+func oursExcept(allowed ...string) func(string) bool {
+	allow := oursUnder(allowed...)
+	return func(path string) bool {
+		_, ok := ours(path)
+		return ok && !allow(path)
+	}
+}
+
+// rules are docs/architecture.md's, "Which part may import which".
+var rules = []rule{
+	{
+		name:      "the SDK and the exporters",
+		from:      []string{"instr/...", "exporters/..."},
+		forbidden: either(collector, oursUnder("processors/...", "components/...", "lab/...", "dashboards/...", "cmd/...", "internal/distro/...")),
+		why:       "what runs inside a phone or an engine never pulls in a collector, processors/, components/, lab/ or dashboards/",
+	},
+	{
+		name:      "the lab",
+		from:      []string{"lab/..."},
+		forbidden: oursUnder("processors/...", "components/...", "internal/distro/...", "cmd/..."),
+		why:       "the lab's verdicts come back through a running collector, never from processors/ or components/ in process",
+	},
+	{
+		name:      "semconv",
+		from:      []string{"instr/semconv"},
+		forbidden: oursExcept("instr/semconv"),
+		why:       "instr/semconv is the leaf: every part may import it, it imports nothing of this module",
+	},
+	{
+		name:      "the dashboards",
+		from:      []string{"dashboards/..."},
+		forbidden: oursExcept("dashboards/...", "instr/semconv"),
+		why:       "the dashboards know metric names and nothing else: of this module, only instr/semconv",
+	},
+	{
+		name:      "the verdict processor",
+		from:      []string{"processors/..."},
+		forbidden: oursExcept("processors/...", "instr/semconv"),
+		why:       "the processor reads names from instr/semconv, never the client library",
+	},
+	{
+		name:      "the collector components",
+		from:      []string{"components/..."},
+		forbidden: oursUnder("instr", "instr/lanes/...", "instr/linkstatus/...", "exporters/otlp/...", "exporters/spool/...", "lab/...", "dashboards/...", "cmd/..."),
+		why:       "a component reads names from instr/semconv (and the line grammar from exporters/textlines), never the client library",
+	},
+}
+
+// violations returns, for every forbidden package that a package of r.from
+// reaches, the shortest import chain to it (from whichever root is
+// closest), sorted.
+func (r rule) violations(g graph) []string {
+	best := map[string][]string{}
+	for root := range g {
+		rel, ok := ours(root)
+		if !ok || !slices.ContainsFunc(r.from, func(pat string) bool { return under(rel, pat) }) {
+			continue
+		}
+		parent := map[string]string{root: ""}
+		queue := []string{root}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			for _, imp := range g[p] {
+				if _, seen := parent[imp]; seen {
+					continue
+				}
+				parent[imp] = p
+				if !r.forbidden(imp) {
+					queue = append(queue, imp)
+					continue
+				}
+				// The chain ends at the first forbidden package.
+				c := chain(parent, imp)
+				if b, ok := best[imp]; !ok || len(c) < len(b) || len(c) == len(b) && strings.Join(c, " ") < strings.Join(b, " ") {
+					best[imp] = c
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(best))
+	for _, c := range best {
+		out = append(out, strings.Join(c, " → "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// chain is the import path from the root to p, module packages shortened.
+func chain(parent map[string]string, p string) []string {
+	var names []string
+	for ; p != ""; p = parent[p] {
+		if rel, ok := ours(p); ok && rel != "" {
+			names = append(names, rel)
+		} else {
+			names = append(names, p)
+		}
+	}
+	slices.Reverse(names)
+	return names
+}
+
+// loadGraph lists the module's packages and everything they import
+// (production code: test files are not what an app embeds).
+func loadGraph(t *testing.T) graph {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
+	cmd.Dir = testenv.RepoRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./...: %v\n%s", err, stderr.String())
+	}
+	g := graph{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 0 {
+			g[f[0]] = f[1:]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestDependencyDirection holds the module's code to docs/architecture.md's
+// import rules, and names the chain of imports that breaks one.
+func TestDependencyDirection(t *testing.T) {
+	g := loadGraph(t)
+	for _, must := range []string{module + "/instr", module + "/instr/semconv", module + "/exporters/otlp", module + "/lab",
+		module + "/dashboards", module + "/processors/verdictprocessor"} {
+		if _, ok := g[must]; !ok {
+			t.Fatalf("go list found no %s: the graph is incomplete", must)
+		}
+	}
+	for _, r := range rules {
+		roots := 0
+		for p := range g {
+			if rel, ok := ours(p); ok && slices.ContainsFunc(r.from, func(pat string) bool { return under(rel, pat) }) {
+				roots++
+			}
+		}
+		if roots == 0 {
+			t.Errorf("%s: no package matches %v", r.name, r.from)
+		}
+		for _, v := range r.violations(g) {
+			t.Errorf("%s: %s\n  (%s)", r.name, v, r.why)
+		}
+	}
+}
+
+// TestRulesCatchABadImport runs the rules over small made-up graphs: each
+// breaks one rule through a chain, and the message names the chain.
+func TestRulesCatchABadImport(t *testing.T) {
+	m := func(rel string) string { return module + "/" + rel }
+	for _, c := range []struct {
+		name string
+		g    graph
+		want string // the chain reported; "" : none
+	}{
+		{"the SDK through a helper into the collector", graph{
+			m("instr"):           {m("internal/helper"), "fmt"},
+			m("internal/helper"): {"go.opentelemetry.io/collector/pdata/ptrace"},
+			"go.opentelemetry.io/collector/pdata/ptrace": nil,
+		}, "instr → internal/helper → go.opentelemetry.io/collector/pdata/ptrace"},
+		{"an exporter into the collector, reported from the exporter", graph{
+			m("instr"):          {m("exporters/otlp")},
+			m("exporters/otlp"): {"go.opentelemetry.io/collector/pdata/pcommon"},
+		}, "exporters/otlp → go.opentelemetry.io/collector/pdata/pcommon"},
+		{"the SDK into contrib", graph{
+			m("instr/lanes"): {"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/x"},
+		}, "instr/lanes → github.com/open-telemetry/opentelemetry-collector-contrib/pkg/x"},
+		{"the SDK into the lab", graph{
+			m("exporters/spool"): {m("lab/player")},
+		}, "exporters/spool → lab/player"},
+		{"the OTLP protos are not the collector", graph{
+			m("instr"): {"go.opentelemetry.io/proto/otlp/collector/trace/v1"},
+		}, ""},
+		{"the lab into the processor", graph{
+			m("lab"): {m("lab/engine")}, m("lab/engine"): {m("processors/verdictprocessor")},
+		}, "lab/engine → processors/verdictprocessor"}, // the closest package that breaks it
+		{"the lab through a helper into the processor", graph{
+			m("lab"): {m("internal/helper")}, m("internal/helper"): {m("processors/verdictprocessor")},
+		}, "lab → internal/helper → processors/verdictprocessor"},
+		{"the lab into a component", graph{
+			m("lab/phone"): {m("components/linesconnector")},
+		}, "lab/phone → components/linesconnector"},
+		{"semconv importing anything of ours", graph{
+			m("instr/semconv"): {"strings", m("exporters/textlines")},
+		}, "instr/semconv → exporters/textlines"},
+		{"the dashboards into the SDK", graph{
+			m("dashboards"): {m("instr/semconv"), m("instr")},
+		}, "dashboards → instr"},
+		{"the dashboards with semconv only", graph{
+			m("dashboards"): {m("instr/semconv"), "github.com/grafana/grafana-foundation-sdk/go/dashboard"},
+		}, ""},
+	} {
+		var got []string
+		for _, r := range rules {
+			got = append(got, r.violations(c.g)...)
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: reported %q, want nothing", c.name, got)
+		case c.want != "" && (len(got) != 1 || got[0] != c.want):
+			t.Errorf("%s: reported %q, want [%q]", c.name, got, c.want)
+		}
+	}
+}
