@@ -29,7 +29,7 @@ var stillCiting = []string{
 // comingDocs are documents already cited by work in progress whose text is
 // still being written: remove an entry once its file exists.
 var comingDocs = []string{
-	"docs/lines.md", // the lines connector and the text-line reader
+	"docs/clients.md", // what `percause check` reports to a client
 }
 
 // docCite is a path under docs/ as the code and the docs write it (not the

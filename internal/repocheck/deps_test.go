@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -195,11 +193,7 @@ func chain(parent map[string]string, p string) []string {
 // (production code: test files are not what an app embeds).
 func loadGraph(t *testing.T) graph {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", "./...")
 	cmd.Dir = testenv.RepoRoot()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
