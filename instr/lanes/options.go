@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/percause/percause/instr/semconv"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -21,9 +22,9 @@ const (
 	DefaultConnsPerHost = 6
 	// DefaultResetAfter is how many failures in a row (buffered-reply
 	// timeouts, stream stalls, streams lost mid-reply) heal the pool.
-	DefaultResetAfter = 2
+	DefaultResetAfter = semconv.DefaultPoolResetAfter
 	// DefaultResetSpacing is the least time between two heals of one lane.
-	DefaultResetSpacing = 20 * time.Second
+	DefaultResetSpacing = semconv.DefaultPoolResetSpacing
 	// DefaultNotSentAfter is how long a call may wait for a connection
 	// before the wait counts as "not sent": long enough that a handshake
 	// never counts, short enough to show within a check's 5 s timeout.

@@ -5,19 +5,21 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/percause/percause/instr/semconv"
 )
 
 // Defaults of the Reconnecting rule (docs/domain.md), in person-time.
 const (
 	// DefaultFailures is how many check failures in a row the verdict needs:
 	// one missed check is never enough.
-	DefaultFailures = 2
+	DefaultFailures = semconv.DefaultReconnectFailures
 	// DefaultFailingFor is how long the check must have been failing, counted
 	// from the first failure of the current run.
-	DefaultFailingFor = 6 * time.Second
+	DefaultFailingFor = semconv.DefaultReconnectFailingFor
 	// DefaultQuiet is how long nothing may have been heard from the engine
 	// (streamed words and other answers count as hearing from it).
-	DefaultQuiet = 15 * time.Second
+	DefaultQuiet = semconv.DefaultReconnectQuiet
 	// DefaultCheck names the check whose failures the verdict reads.
 	DefaultCheck = "progress check"
 )
