@@ -65,7 +65,7 @@ func Alerts() []Alert {
 		{
 			Name:    AlertPoolResetMoved,
 			Summary: "pool_reset moved on installation {{ $labels." + lInstallation + " }}",
-			Description: "The phone's connection pool healed itself (2 buffered replies timed out in a row) within the last " + w +
+			Description: fmt.Sprintf("The phone's connection pool healed itself (%d buffered replies timed out in a row) within the last ", semconv.DefaultPoolResetAfter) + w +
 				": something starved or stalled its calls. The tally counts heals since the launch; a relaunch restarting at 0 does not fire. " +
 				"Open the Voice lane dashboard's Pool healing row and the turns around it.",
 			Query:    movedWithin(sel(mPoolResets.prom()), w, lInstallation),
@@ -78,7 +78,7 @@ func Alerts() []Alert {
 			Name:    AlertLiveCountGrowing,
 			Summary: "a live count grows turn over turn on installation {{ $labels." + lInstallation + " }}",
 			Description: "A turn's verdict implicated accumulated state within the last " + w +
-				": a live count (players, microphone engines, audio queues, takes, byte streams, replies in flight) rose on each of the last 3 turns of its launch. " +
+				fmt.Sprintf(": a live count (players, microphone engines, audio queues, takes, byte streams, replies in flight) rose on each of the last %d turns of its launch. ", semconv.DefaultRisingTurns) +
 				"The process holds something it should have let go: force-quit the app before rebooting the phone; the State row shows what grew.",
 			Query:    movedWithin(sel(promImplicated, []matcher{eq(lCause, semconv.CauseState)}), w, lInstallation),
 			Op:       above,
@@ -100,8 +100,8 @@ func Alerts() []Alert {
 		{
 			Name:    AlertReconnectingFired,
 			Summary: "\"Reconnecting\" was shown on installation {{ $labels." + lInstallation + " }}",
-			Description: "The Reconnecting verdict fired within the last " + w + ": the progress check failed 2 times in a row, for at least 6 s, " +
-				"with nothing heard from the engine for 15 s. Check the Pool healing row for a starved control lane before blaming the engine.",
+			Description: "The Reconnecting verdict fired within the last " + w + ": " + reconnectingRule +
+				". Check the Pool healing row for a starved control lane before blaming the engine.",
 			Query:    movedWithin(sel(mLinkStatus.prom(), []matcher{eq(lLinkStatus, semconv.LinkStatusReconnecting)}), w, lInstallation),
 			Op:       above,
 			Compared: true,

@@ -45,7 +45,7 @@ func poolVerdicts() cog.Builder[dashboard.Panel] {
 
 func poolLinkStatus() cog.Builder[dashboard.Panel] {
 	return barsPanel("Link status changes",
-		"\"Reconnecting\" shows only when the progress check failed 2 times in a row, for at least 6 s, with nothing heard from the engine for 15 s; "+
+		"\"Reconnecting\" shows only when "+reconnectingRule+"; "+
 			"a lost link then says exactly one of: engine restarting, device offline, cannot be reached. "+
 			"Every change of the status line, by status (alert: Reconnecting fired).",
 		"short").

@@ -1,14 +1,16 @@
 package dashboards
 
 import (
+	"fmt"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 	"github.com/percause/percause/instr/semconv"
 )
 
-const stateRule = "Rule (state): a live count of any kind that rose on each of the last 3 turns of the same launch " +
-	"is the process holding something it should have let go. "
+var stateRule = fmt.Sprintf("Rule (state): a live count of any kind that rose on each of the last %d turns of the same launch "+
+	"is the process holding something it should have let go. ", semconv.DefaultRisingTurns)
 
 func stateLiveCounts() cog.Builder[dashboard.Panel] {
 	return timeseriesPanel("Live objects by kind",

@@ -1,20 +1,22 @@
 package dashboards
 
 import (
+	"fmt"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 	"github.com/percause/percause/instr/semconv"
 )
 
-const waitRule = "Rule (wait): a unit whose lead is below -0.10 s (queued after the previous unit had ended: her words were late, the pipeline), " +
-	"or a microphone open over 1.5 s (naming the slowest stage). "
+var waitRule = fmt.Sprintf("Rule (wait): a unit whose lead is below -%.2f s (queued after the previous unit had ended: her words were late, the pipeline), "+
+	"or a microphone open over %s (naming the slowest stage). ", semconv.DefaultLateLead.Seconds(), seconds(semconv.DefaultMicOpenLimit))
 
 func waitUnitLead() cog.Builder[dashboard.Panel] {
 	return withThresholdLine(timeseriesPanel("Unit lead",
 		waitRule+"When each unit was queued relative to the previous unit's end; negative is late. The p10 line is the latest units.",
 		"s").
-		Span(thirdWidth), redBelow(-0.10)).
+		Span(thirdWidth), redBelow(lateLeadLine)).
 		WithTarget(promRange(quantile(0.1, mUnitLead, phoneScope, rateInterval), "p10")).
 		WithTarget(promRange(quantile(0.5, mUnitLead, phoneScope, rateInterval), "median"))
 }
@@ -23,7 +25,7 @@ func waitListenOpen() cog.Builder[dashboard.Panel] {
 	return withThresholdLine(timeseriesPanel("Microphone open by stage",
 		waitRule+"Seconds to open the microphone, by stage: the engine's grant, the audio session, and the total (p95).",
 		"s").
-		Span(thirdWidth), greenUntil(1.5)).
+		Span(thirdWidth), greenUntil(micOpenLine)).
 		WithTarget(promRange(quantile(0.95, mListenOpen, phoneScope, rateInterval, lStage), legend(lStage)))
 }
 

@@ -189,7 +189,7 @@ func TestCauseRowsStateTheirRule(t *testing.T) {
 	}
 	// Panels that read another rule than their row's.
 	byTitle := map[string]string{
-		"Link status changes":                `"Reconnecting" shows only when the progress check failed 2 times in a row, for at least 6 s, with nothing heard from the engine for 15 s`,
+		"Link status changes":                `"Reconnecting" shows only when ` + reconnectingRule,
 		"Turns by primary cause":             primaryRule,
 		"Share of turns by primary cause":    primaryRule,
 		"Causes implicated":                  "Every cause a rule implicated",
