@@ -37,7 +37,7 @@ func results(t *testing.T) *Result {
 	runOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		runRes, runErr = Run(ctx, scenario.All, WithCollectorBinary(bin), WithScale(testScale))
+		runRes, runErr = Run(ctx, scenario.All, WithCollectorBinary(bin), WithScale(testScale), WithTextLogs(textLogs))
 	})
 	if runErr != nil {
 		t.Fatalf("lab run: %v", runErr)

@@ -58,6 +58,7 @@ type config struct {
 	verdictTimeout time.Duration
 	parallel       int
 	onTurn         func(TurnResult)
+	textLogs       string
 }
 
 // Option configures Run.
@@ -93,6 +94,18 @@ func WithParallel(n int) Option { return func(c *config) { c.parallel = n } }
 // WithTurnHook is told of every scenario's turns as the scenario ends, before
 // their verdicts (calls never overlap).
 func WithTurnHook(f func(TurnResult)) Option { return func(c *config) { c.onTurn = f } }
+
+// Files WithTextLogs writes.
+const (
+	PhoneLog  = "phone.log"
+	EngineLog = "engine.log"
+)
+
+// WithTextLogs has the SDKs write their own text logs (instr.WithTextLog)
+// into dir, appending: every phone launch's [voice-turn] lines to PhoneLog,
+// every engine's [tts-take] lines to EngineLog, except an engine whose
+// telemetry is lost (its lines are lost with it).
+func WithTextLogs(dir string) Option { return func(c *config) { c.textLogs = dir } }
 
 func (c *config) validate() error {
 	switch {
@@ -172,6 +185,13 @@ func Run(ctx context.Context, scenarios []scenario.Scenario, opts ...Option) (*R
 	reader := verdicts.NewReader(res.VerdictFile)
 	r := &runner{cfg: cfg, otlp: otlpURL, work: work, capture: newCapture(), installation: uuid.NewString(),
 		reader: reader, watch: startWatchdog()}
+	if cfg.textLogs != "" {
+		closeLogs, err := r.openTextLogs(cfg.textLogs)
+		if err != nil {
+			return nil, err
+		}
+		defer closeLogs()
+	}
 	defer r.watch.close()
 	turns, err := r.batch(ctx, scenarios)
 	res.Turns = turns
@@ -299,6 +319,39 @@ type runner struct {
 	launches     atomic.Int64
 	reader       *verdicts.Reader
 	watch        *watchdog
+	// phoneLog and engineLog are the SDKs' text logs (WithTextLogs); nil
+	// when not written.
+	phoneLog, engineLog io.Writer
+}
+
+// openTextLogs opens the text logs for appending; every SDK writes a line
+// in one write, so lines of SDKs running at once never interleave.
+func (r *runner) openTextLogs(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	open := func(name string) (*os.File, error) {
+		return os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	}
+	p, err := open(PhoneLog)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	e, err := open(EngineLog)
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	r.phoneLog, r.engineLog = p, e
+	return func() { p.Close(); e.Close() }, nil
+}
+
+// textLog is the option writing an SDK's text log to w, if any.
+func textLog(w io.Writer) []instr.Option {
+	if w == nil {
+		return nil
+	}
+	return []instr.Option{instr.WithTextLog(w)}
 }
 
 func (r *runner) dir(name string) string {
@@ -333,7 +386,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		eng, err = setupLostSDK(ctx, cfg.scale, r.capture, cfg.log, instr.WithServiceName(semconv.ServiceEngine))
 	} else {
 		eng, err = setupSDK(ctx, r.otlp, r.dir("engine-"+s.Name), cfg.scale, r.capture, cfg.log,
-			instr.WithServiceName(semconv.ServiceEngine))
+			append(textLog(r.engineLog), instr.WithServiceName(semconv.ServiceEngine))...)
 	}
 	if err != nil {
 		return nil, err
@@ -405,7 +458,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		if ph == nil || want != arrange {
 			closePhone()
 			ln, err = setupSDK(ctx, r.otlp, r.dir("phone-"+s.Name), cfg.scale, r.capture, cfg.log,
-				instr.WithServiceName(semconv.ServicePhone), instr.WithInstallationID(r.installation))
+				append(textLog(r.phoneLog), instr.WithServiceName(semconv.ServicePhone), instr.WithInstallationID(r.installation))...)
 			if err != nil {
 				return out, err
 			}
