@@ -157,8 +157,9 @@ func asksHelp(args []string) bool {
 // checkConfigFiles resolves the configuration the way the collector does
 // (the same providers, environment variables expanded) and checks the TLS
 // files it names: otelcol's validate passes with certificate paths that do
-// not exist, and the collector would then fail only when it starts.
-// (--set overrides are not applied here.)
+// not exist, and the collector would then fail only when it starts
+// (docs/decisions/0208-validate-reads-the-tls-files.md). --set overrides
+// are not applied here.
 func checkConfigFiles(ctx context.Context, set otelcol.CollectorSettings, uris []string) error {
 	rs := set.ConfigProviderSettings.ResolverSettings
 	rs.URIs = uris

@@ -28,9 +28,7 @@ var stillCiting = []string{
 
 // comingDocs are documents already cited by work in progress whose text is
 // still being written: remove an entry once its file exists.
-var comingDocs = []string{
-	"docs/clients.md", // what `percause check` reports to a client
-}
+var comingDocs = []string{}
 
 // docCite is a path under docs/ as the code and the docs write it (not the
 // tail of a URL): docs/domain.md, docs/decisions/0203-bad-input-decides-unknown.md,
