@@ -253,4 +253,3 @@ func attrsOf(m pcommon.Map) []scriptAttr {
 	})
 	return out
 }
-
