@@ -19,7 +19,7 @@ import (
 // trace IDs of its own, every take line before the turn line naming it, so
 // that the file reads like a day: turn after turn. It returns each round's
 // lines and trace IDs.
-func rounds(t *testing.T, n int) ([][]string, [][]string) {
+func rounds(t testing.TB, n int) ([][]string, [][]string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "golden", "sdk", "lines.log"))
 	if err != nil {
