@@ -22,13 +22,13 @@ const (
 )
 
 type stateHarness struct {
-	t    *testing.T
+	t    testing.TB
 	c    *linesConnector
 	sink *consumertest.TracesSink
 	now  time.Time
 }
 
-func newHarness(t *testing.T, mut func(*Config)) *stateHarness {
+func newHarness(t testing.TB, mut func(*Config)) *stateHarness {
 	cfg := createDefaultConfig().(*Config)
 	if mut != nil {
 		mut(cfg)
@@ -162,5 +162,32 @@ func TestPendingLimitLetsTheOldestGo(t *testing.T) {
 	}
 	if got := h.spans(); got[semconv.SpanTTSTake] != 5 || h.c.st.held != 0 {
 		t.Fatalf("after shutdown %v, held %d", got, h.c.st.held)
+	}
+}
+
+// TestRecordTraceIDStandsInForTheLines: an app sending its lines as OTLP log
+// records with their trace context gets the record's trace ID on lines that
+// print none, and its resource on the spans.
+func TestRecordTraceIDStandsInForTheLines(t *testing.T) {
+	h := newHarness(t, nil)
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr(semconv.ServiceName, semconv.ServicePhone)
+	rl.Resource().Attributes().PutStr(semconv.AppInstallationID, "install-1")
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.Body().SetStr("[voice-turn] turn=1 link=wifi units=1 gaps=0.10 broke=-")
+	lr.SetTraceID(traceIDOf(trA))
+	if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	got := h.sink.AllTraces()
+	if len(got) != 1 {
+		t.Fatalf("%d batches", len(got))
+	}
+	rs := got[0].ResourceSpans().At(0)
+	s := rs.ScopeSpans().At(0).Spans().At(0)
+	inst, _ := rs.Resource().Attributes().Get(semconv.AppInstallationID)
+	if s.TraceID().String() != trA || inst.AsString() != "install-1" {
+		t.Fatalf("trace %s, installation %q", s.TraceID(), inst.AsString())
 	}
 }

@@ -1,0 +1,56 @@
+package linesconnector
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// FuzzConsumeLogs: any log bodies, one record each, never panic the
+// connector; whatever it holds it lets go at shutdown, and every span it
+// emits is one of the SDK's three, in a trace.
+func FuzzConsumeLogs(f *testing.F) {
+	for _, s := range []string{
+		turnA + "\n" + takeA,
+		"2026-11-30T08:00:00Z [voice-turn] turn=3 units=1 gaps=0.10 broke=1:1/0.50/1.50@t5\n2026-11-30T08:00:01Z [tts-take] take=t5 need=0.30",
+		"[voice-turn] underruns=0,1 broke=2:1/0.40/1.00@x route_change@0.5=override:builtin_speaker +bluetooth",
+		"[tts-take] take=t\n[tts-take] take=t\n[voice-turn] broke=1:1/0.1/0.1@t",
+		"noise\n[voice-turn]\n\r\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		h := newHarness(t, func(c *Config) { c.MaxPending = 8 })
+		ld := plog.NewLogs()
+		lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+		for _, part := range strings.SplitN(body, "\x00", 16) {
+			lrs.AppendEmpty().Body().SetStr(part)
+		}
+		if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+			t.Fatal(err)
+		}
+		if h.c.st.held > 8 {
+			t.Fatalf("holds %d lines, max_pending is 8", h.c.st.held)
+		}
+		h.now = h.now.Add(time.Hour)
+		h.c.sweep(context.Background())
+		if err := h.c.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if h.c.st.held != 0 || len(h.c.st.turns) != 0 || len(h.c.st.takesByID) != 0 || len(h.c.st.turnsByTake) != 0 {
+			t.Fatalf("state left after shutdown: %d held", h.c.st.held)
+		}
+		for name := range h.spans() {
+			switch name {
+			case semconv.SpanVoiceTurn, semconv.SpanVoiceUnit, semconv.SpanTTSTake:
+			default:
+				t.Fatalf("emitted a %q span", name)
+			}
+		}
+	})
+}
