@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,6 +151,19 @@ func TestFilelogTailsGrowsAndRotates(t *testing.T) {
 	col = start()                 // are read from the stored offset,
 	appendLines(t, app, lines[3]) // and the day goes on
 	decided(0, 1, 2, 3)
+	// The connector's own telemetry, as the collector serves it.
+	resp, err := http.Get(col.TelemetryURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{`otelcol_connector_lines_lines_total{outcome="turn"`, `otelcol_connector_lines_lines_total{outcome="take"`,
+		"otelcol_connector_lines_turns_total", "otelcol_connector_lines_takes_total"} {
+		if !bytes.Contains(tel, []byte(m)) {
+			t.Errorf("the collector's telemetry has no %s", m)
+		}
+	}
 	col.Stop()
 
 	n := countVerdicts(t, verdictFile)
