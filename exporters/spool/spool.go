@@ -47,6 +47,10 @@ var (
 	ErrInUse    = errors.New("spool: folder in use by another spool")
 )
 
+// testHookBeforeWrite, when set by a test, runs in Put between its closed
+// check and its write.
+var testHookBeforeWrite func()
+
 // lockName is the lock file inside the spool folder.
 const lockName = ".lock"
 
@@ -81,7 +85,8 @@ type Spool struct {
 	send Sender
 	cfg  config
 
-	putMu sync.Mutex // serialises writers so sequence numbers follow file order
+	putMu   sync.Mutex     // serialises writers so sequence numbers follow file order
+	writers sync.WaitGroup // Puts past their closed check, still writing
 
 	mu       sync.Mutex
 	entries  []*entry // oldest first
@@ -261,25 +266,29 @@ func (s *Spool) Put(kind string, payload []byte) error {
 		return ErrBadKind
 	}
 	size := int64(headerSize + len(payload))
+	s.putMu.Lock()
+	defer s.putMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrClosed
 	}
+	// Counted as a writer from the closed check to the end of the write:
+	// Close waits for the writers before it gives up the folder's lock.
+	s.writers.Add(1)
+	defer s.writers.Done()
 	if size > s.cfg.limit {
 		s.stats.Dropped++
 		s.mu.Unlock()
 		s.cfg.logger.Warn("spool: dropped a batch larger than the whole spool", "bytes", size, "limit", s.cfg.limit)
 		return fmt.Errorf("%w: %d > %d bytes", ErrTooLarge, size, s.cfg.limit)
 	}
-	s.mu.Unlock()
-
-	s.putMu.Lock()
-	defer s.putMu.Unlock()
-	s.mu.Lock()
 	seq := s.nextSeq
 	s.nextSeq++
 	s.mu.Unlock()
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite()
+	}
 	name := fileName(seq, kind)
 	if err := writeDurable(s.dir, name, encodeHeader(payload), payload); err != nil {
 		return fmt.Errorf("spool: write %s: %w", name, err)
@@ -421,6 +430,8 @@ func (s *Spool) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	// A Put that passed its closed check finishes its write first.
+	s.writers.Wait()
 	s.cancel()
 	<-s.done
 	unlockDir(s.lock)
@@ -480,16 +491,31 @@ func (s *Spool) release(e *entry) {
 func (s *Spool) run(ctx context.Context) {
 	defer close(s.done)
 	backoff := s.cfg.minBackoff
-	wait := func(d time.Duration) bool {
+	// wait sleeps for d or until ctx ends; a new batch (Put's poke) ends it
+	// early only when retrying is not what it waits for. After a failed
+	// send only Flush does: a collector that is down is retried on the
+	// backoff however often the app records, so a phone offline for a day
+	// does not spend its battery and data on a retry per turn.
+	wait := func(d time.Duration, retrying bool) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-s.wake:
-			return true
-		case <-t.C:
-			return true
+		for {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-s.wake:
+				if !retrying {
+					return true
+				}
+				s.mu.Lock()
+				flushing := s.flushing > 0
+				s.mu.Unlock()
+				if flushing {
+					return true
+				}
+			case <-t.C:
+				return true
+			}
 		}
 	}
 	for {
@@ -510,7 +536,7 @@ func (s *Spool) run(ctx context.Context) {
 			s.mu.Lock()
 			s.stats.Deferred++
 			s.mu.Unlock()
-			if !wait(s.cfg.busyPoll) {
+			if !wait(s.cfg.busyPoll, false) {
 				return
 			}
 			continue
@@ -557,7 +583,7 @@ func (s *Spool) run(ctx context.Context) {
 				d = s.cfg.minBackoff
 			}
 			backoff = min(backoff*2, s.cfg.maxBackoff)
-			if !wait(d) {
+			if !wait(d, true) {
 				return
 			}
 		}

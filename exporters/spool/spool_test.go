@@ -403,3 +403,167 @@ func TestOneSpoolPerFolder(t *testing.T) {
 	}
 	s2.Close()
 }
+
+// TestBackoffHoldsUnderFrequentPuts: while the collector is down, a Put
+// every few milliseconds does not cut the retry wait short; attempts follow
+// the backoff, doubling to its maximum, and Flush still sends at once.
+func TestBackoffHoldsUnderFrequentPuts(t *testing.T) {
+	const minB, maxB = 40 * time.Millisecond, 160 * time.Millisecond
+	var mu sync.Mutex
+	var attempts []time.Time
+	down := atomic.Bool{}
+	down.Store(true)
+	send := func(context.Context, string, []byte) error {
+		mu.Lock()
+		attempts = append(attempts, time.Now())
+		mu.Unlock()
+		if down.Load() {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	s, err := Open(t.TempDir(), send, WithBackoff(minB, maxB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Put a batch every 2 ms until 8 attempts were made.
+	for i := 0; ; i++ {
+		if err := s.Put("traces", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		n := len(attempts)
+		mu.Unlock()
+		if n >= 8 {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	mu.Lock()
+	got := append([]time.Time(nil), attempts[:8]...)
+	mu.Unlock()
+	want := minB
+	for i := 1; i < len(got); i++ {
+		if gap := got[i].Sub(got[i-1]); gap < want {
+			t.Errorf("attempt %d came %s after the one before; the backoff is %s (cut short by a Put)", i+1, gap, want)
+		}
+		want = min(want*2, maxB)
+	}
+	if st := s.Stats(); st.Failures < 7 {
+		t.Errorf("stats count %d failures, want the %d attempts", st.Failures, len(got))
+	}
+	// Flush ends the backoff: once the collector is back, it sends now.
+	down.Store(false)
+	flush(t, s)
+	if st := s.Stats(); st.Queued != 0 {
+		t.Errorf("%d batches still queued after Flush", st.Queued)
+	}
+}
+
+// TestPutRacingClose: a Put that passed its closed check finishes its write
+// before Close returns, and no Put writes into the folder after it: every
+// Put either returned ErrClosed or left its batch on disk for the next Open,
+// and a spool opened after Close finds exactly those.
+func TestPutRacingClose(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		dir := t.TempDir()
+		c := &collector{}
+		c.down.Store(true)
+		s, err := Open(dir, c.send, fastOpts()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var accepted atomic.Int64
+		start := make(chan struct{})
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				<-start
+				for i := 0; ; i++ {
+					err := s.Put("traces", []byte(fmt.Sprintf("%d-%d", w, i)))
+					if errors.Is(err, ErrClosed) {
+						return
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					accepted.Add(1)
+				}
+			}(w)
+		}
+		close(start)
+		time.Sleep(time.Millisecond)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		after := batchFiles(t, dir)
+		wg.Wait()
+		if later := batchFiles(t, dir); later != after {
+			t.Fatalf("round %d: %d batch files when Close returned, %d once the Puts ended: a Put wrote after Close", round, after, later)
+		}
+		if int64(after) != accepted.Load() {
+			t.Fatalf("round %d: %d Puts accepted, %d batch files on disk", round, accepted.Load(), after)
+		}
+		s2, err := Open(dir, c.send, fastOpts()...)
+		if err != nil {
+			t.Fatalf("round %d: reopen after Close: %v", round, err)
+		}
+		if st := s2.Stats(); int64(st.Queued) != accepted.Load() {
+			t.Errorf("round %d: reopened spool holds %d batches, %d were accepted", round, st.Queued, accepted.Load())
+		}
+		s2.Close()
+	}
+}
+
+// TestCloseWaitsForAWritingPut: Close does not return while a Put that
+// passed its closed check is still writing.
+func TestCloseWaitsForAWritingPut(t *testing.T) {
+	dir := t.TempDir()
+	c := &collector{}
+	c.down.Store(true)
+	s, err := Open(dir, c.send, fastOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPut, release := make(chan struct{}), make(chan struct{})
+	testHookBeforeWrite = func() { close(inPut); <-release }
+	defer func() { testHookBeforeWrite = nil }()
+	putDone := make(chan error, 1)
+	go func() { putDone <- s.Put("traces", []byte("late")) }()
+	<-inPut
+	closed := make(chan struct{})
+	go func() { _ = s.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a Put was between its closed check and its write")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	if err := <-putDone; err != nil {
+		t.Fatalf("the Put that began before Close: %v", err)
+	}
+	if n := batchFiles(t, dir); n != 1 {
+		t.Fatalf("%d batch files, want the Put's one", n)
+	}
+}
+
+// batchFiles counts the spool's batch files in dir (not the lock file).
+func batchFiles(t *testing.T, dir string) int {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, de := range des {
+		if _, _, ok := parseName(de.Name()); ok {
+			n++
+		}
+	}
+	return n
+}
