@@ -286,7 +286,7 @@ func BenchmarkProcessTraces(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := h.p.processTraces(context.Background(), td); err != nil {
+		if err := h.p.ConsumeTraces(context.Background(), td); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -321,7 +321,7 @@ func BenchmarkPendingTurnMemory(b *testing.B) {
 			v, _ := rs.Resource().Attributes().Get(semconv.ServiceName)
 			return v.Str() == semconv.ServiceEngine
 		})
-		if _, err := h.p.processTraces(context.Background(), td); err != nil {
+		if err := h.p.ConsumeTraces(context.Background(), td); err != nil {
 			b.Fatal(err)
 		}
 	}

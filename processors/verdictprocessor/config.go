@@ -35,6 +35,32 @@ const (
 	// DefaultRisingTurns: a live count that rose on each of this many turns
 	// in a row is the process holding something.
 	DefaultRisingTurns = 3
+	// DefaultDecisionWait is how long the trace of a turn that does not say
+	// how many units it read (no pippa.turn.units, as a client in another
+	// language may send) must stay quiet before it is decided: its units
+	// may still be on their way, one request each, in any order.
+	DefaultDecisionWait = time.Second
+	// DefaultEmit passes every span on with the verdicts added.
+	DefaultEmit = EmitAll
+	// DefaultCounterInstallations is how many installations the counted
+	// events name, the most recently seen (the rest count as "other"):
+	// a household's phones many times over, and a bounded number of
+	// series downstream.
+	DefaultCounterInstallations = 1000
+	// DefaultCounterIdle is how long an installation unseen keeps its name
+	// on the counted events: the Prometheus exporter's metric_expiration in
+	// the configurations here.
+	DefaultCounterIdle = 24 * time.Hour
+)
+
+// What the processor sends on (the emit setting).
+const (
+	// EmitAll passes every span through at once and adds the verdict spans.
+	EmitAll = "all"
+	// EmitVerdicts sends on only the verdict spans: for a pipeline whose
+	// exporters read nothing else (the counters, the verdict file), which
+	// then handle one span per turn instead of every span.
+	EmitVerdicts = "verdicts"
 )
 
 // Configuration errors, one per way a Config can be wrong.
@@ -46,6 +72,9 @@ var (
 	ErrLateLeadNegative        = errors.New("rules.late_lead must not be negative (it is the magnitude of a late lead)")
 	ErrMicOpenLimitNotPositive = errors.New("rules.mic_open_limit must be positive")
 	ErrRisingTurnsRange        = fmt.Errorf("rules.rising_turns must be between 1 and %d (the history a turn carries)", semconv.LiveHistory)
+	ErrDecisionWaitRange       = errors.New("decision_wait must be positive and at most wait")
+	ErrEmitUnknown             = fmt.Errorf("emit must be %q or %q", EmitAll, EmitVerdicts)
+	ErrCountersRange           = errors.New("counters.installations must not be negative and counters.idle must be positive")
 )
 
 // Config is the verdict processor's configuration.
@@ -61,8 +90,32 @@ type Config struct {
 	// DecidedCacheSize is how many decided trace IDs are remembered for
 	// de-duplication.
 	DecidedCacheSize int `mapstructure:"decided_cache_size"`
+	// DecisionWait is how long the trace of a turn without pippa.turn.units
+	// must have been quiet (no reading arrived) before the turn is decided.
+	DecisionWait time.Duration `mapstructure:"decision_wait"`
+	// Emit says what goes on to the next consumer: EmitAll (every span, and
+	// the verdicts) or EmitVerdicts (the verdict spans only).
+	Emit string `mapstructure:"emit"`
+	// Storage names a storage extension (file_storage) that keeps the
+	// pending readings and the decided trace IDs, so a crash or a restart
+	// loses no accepted turn. Without it the state lives in memory and the
+	// turns held at shutdown are decided then (forced).
+	Storage *component.ID `mapstructure:"storage"`
+	// Counters bounds the labels of the events the count connector counts.
+	Counters CountersConfig `mapstructure:"counters"`
 	// Rules holds the rules' thresholds.
 	Rules RulesConfig `mapstructure:"rules"`
+}
+
+// CountersConfig bounds the installations named on the counted events
+// (percause.verdict and percause.implicated, as app.installation.id).
+type CountersConfig struct {
+	// Installations is how many installations, the most recently seen, are
+	// named; the turns of others count as "other". 0 names none (the fleet
+	// setting: the counters then carry cause, link and version only).
+	Installations int `mapstructure:"installations"`
+	// Idle is how long an installation unseen keeps its name.
+	Idle time.Duration `mapstructure:"idle"`
 }
 
 // RulesConfig holds the thresholds of the rules of ARCHITECTURE.md.
@@ -84,6 +137,9 @@ func createDefaultConfig() component.Config {
 		MaxAge:           DefaultMaxAge,
 		MaxPending:       DefaultMaxPending,
 		DecidedCacheSize: DefaultDecidedCacheSize,
+		DecisionWait:     DefaultDecisionWait,
+		Emit:             DefaultEmit,
+		Counters:         CountersConfig{Installations: DefaultCounterInstallations, Idle: DefaultCounterIdle},
 		Rules: RulesConfig{
 			LateLead:     DefaultLateLead,
 			MicOpenLimit: DefaultMicOpenLimit,
@@ -111,6 +167,15 @@ func (c *Config) Validate() error {
 	}
 	if c.DecidedCacheSize <= 0 {
 		bad(ErrDecidedCacheNotPositive, "decided_cache_size is %d", c.DecidedCacheSize)
+	}
+	if c.DecisionWait <= 0 || c.DecisionWait > c.Wait {
+		bad(ErrDecisionWaitRange, "decision_wait %s, wait %s", c.DecisionWait, c.Wait)
+	}
+	if c.Emit != EmitAll && c.Emit != EmitVerdicts {
+		bad(ErrEmitUnknown, "emit is %q", c.Emit)
+	}
+	if c.Counters.Installations < 0 || c.Counters.Idle <= 0 {
+		bad(ErrCountersRange, "installations %d, idle %s", c.Counters.Installations, c.Counters.Idle)
 	}
 	if c.Rules.LateLead < 0 {
 		bad(ErrLateLeadNegative, "late_lead is %s", c.Rules.LateLead)

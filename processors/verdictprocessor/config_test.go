@@ -3,6 +3,7 @@ package verdictprocessor
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 )
 
 func TestLoadConfig(t *testing.T) {
+	storageID := component.MustNewIDWithName("file_storage", "verdict")
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +29,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: "", want: createDefaultConfig().(*Config)},
 		{id: "custom", want: &Config{
 			Wait: 2 * time.Second, MaxAge: time.Minute, MaxPending: 500, DecidedCacheSize: 1000,
+			DecisionWait: 500 * time.Millisecond, Emit: EmitVerdicts, Storage: &storageID,
+			Counters: CountersConfig{Installations: 0, Idle: time.Hour},
 			Rules: RulesConfig{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
 		}},
 		{id: "bad_wait", wantErr: ErrWaitNotPositive},
@@ -36,6 +40,9 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_lead", wantErr: ErrLateLeadNegative},
 		{id: "bad_mic", wantErr: ErrMicOpenLimitNotPositive},
 		{id: "bad_rising", wantErr: ErrRisingTurnsRange},
+		{id: "bad_decision_wait", wantErr: ErrDecisionWaitRange},
+		{id: "bad_emit", wantErr: ErrEmitUnknown},
+		{id: "bad_counters", wantErr: ErrCountersRange},
 	}
 	for _, tt := range tests {
 		name := tt.id
@@ -65,7 +72,7 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Validate() = %v", err)
 			}
-			if *cfg != *tt.want {
+			if !reflect.DeepEqual(cfg, tt.want) {
 				t.Fatalf("config %+v, want %+v", *cfg, *tt.want)
 			}
 		})

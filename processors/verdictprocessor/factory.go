@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/processor/processorhelper"
 
 	"github.com/percause/percause/processors/verdictprocessor/internal/metadata"
 )
@@ -26,14 +25,8 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	if !ok {
 		return nil, fmt.Errorf("verdict processor: config is a %T, want *verdictprocessor.Config", cfg)
 	}
-	p, err := newVerdictProcessor(set, c, next)
-	if err != nil {
-		return nil, err
-	}
-	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
-		processorhelper.WithStart(p.start),
-		processorhelper.WithShutdown(p.shutdown),
-		// Verdict spans are appended to the batch that completed their turn.
-		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}),
-	)
+	// The processor is its own consumer rather than a processorhelper
+	// function: it must see the next consumer's answer to settle the turns a
+	// batch decided (docs/decisions/0206-at-least-once-through-the-processor.md).
+	return newVerdictProcessor(set, c, next)
 }

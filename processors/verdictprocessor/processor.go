@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
@@ -29,8 +30,8 @@ const (
 	dropDuplicateSpan = "duplicate_span" // the same span twice in a pending trace
 	dropDuplicateTake = "duplicate_take" // a second tts.take span with the same take id
 	dropTakeWithoutID = "take_without_id"
-	dropUnitLimit     = "unit_limit" // more units than a turn can hold
-	dropExportFailed  = "export_failed"
+	dropUnitLimit     = "unit_limit"    // more units than a turn can hold
+	dropExportFailed  = "export_failed" // a verdict refused downstream past its bounds
 )
 
 // Sweep interval bounds: the sweep decides turns whose wait is over, so it
@@ -38,17 +39,29 @@ const (
 const (
 	minSweepInterval = 10 * time.Millisecond
 	maxSweepInterval = time.Second
+	// maxRetryBackoff bounds the wait before a refused verdict is sent again
+	// (it doubles from the sweep interval).
+	maxRetryBackoff = 5 * time.Second
 )
 
-// verdictProcessor is the traces processor. Spans pass through at once; the
-// readings the rules need are kept per trace until the turn can be decided.
+// verdictProcessor is the traces processor. Spans pass through at once (or,
+// with emit: verdicts, only the verdicts go on); the readings the rules need
+// are kept per trace until the turn can be decided.
+//
+// Delivery is at least once from the receiver to the next consumer: a turn
+// is remembered as decided only once the next consumer accepted its
+// verdict. A refused verdict leaves its trace held, so the sender's retry of
+// the refused request (or the sweep, later) yields it again; its span ID is
+// derived from the trace, so a consumer that sees it twice sees one span.
 type verdictProcessor struct {
-	cfg    *Config
-	logger *zap.Logger
-	tel    *metadata.TelemetryBuilder
-	next   consumer.Traces
-	now    func() time.Time
-	manual bool // tests sweep by hand with their own clock
+	cfg     *Config
+	id      component.ID
+	logger  *zap.Logger
+	tel     *metadata.TelemetryBuilder
+	next    consumer.Traces
+	now     func() time.Time
+	manual  bool // tests sweep by hand with their own clock
+	emitAll bool
 	// epoch is when this processor began counting: the timestamp of the
 	// counted events (see appendVerdict).
 	epoch time.Time
@@ -56,14 +69,30 @@ type verdictProcessor struct {
 	mu      sync.Mutex
 	store   *store
 	decided *decidedSet
+	labels  *labelBudget
+	// With storage: its client and the traces whose stored form must
+	// change (persist.go).
+	storage storage.Client
+	dirty   map[pcommon.TraceID]struct{}
+	// The next cycle and the verdicts waiting for it (cycle.go).
+	fl     *flusher
+	cur    *cycle
+	queued []decision
 
 	stop chan struct{}
 	done chan struct{}
 
+	sweepInterval time.Duration
+	storageErrLog logLimiter
+	refusedLog    logLimiter
+
 	// Precomputed attribute sets, so recording telemetry does not allocate.
 	causeAttrs  map[string]metric.MeasurementOption
 	reasonAttrs map[string]metric.MeasurementOption
+	opAttrs     map[string]metric.MeasurementOption
 }
+
+var _ processor.Traces = (*verdictProcessor)(nil)
 
 // option configures a verdictProcessor in tests.
 type option func(*verdictProcessor)
@@ -80,25 +109,40 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		return nil, err
 	}
 	p := &verdictProcessor{
-		cfg:         cfg,
-		logger:      set.Logger,
-		tel:         tel,
-		next:        next,
-		now:         time.Now,
-		store:       newStore(),
-		decided:     newDecidedSet(cfg.DecidedCacheSize),
-		causeAttrs:  map[string]metric.MeasurementOption{},
-		reasonAttrs: map[string]metric.MeasurementOption{},
+		cfg:           cfg,
+		id:            set.ID,
+		logger:        set.Logger,
+		tel:           tel,
+		next:          next,
+		now:           time.Now,
+		emitAll:       cfg.Emit != EmitVerdicts,
+		store:         newStore(),
+		decided:       newDecidedSet(cfg.DecidedCacheSize),
+		labels:        newLabelBudget(cfg.Counters.Installations, cfg.Counters.Idle),
+		dirty:         map[pcommon.TraceID]struct{}{},
+		cur:           newCycle(),
+		sweepInterval: min(max(cfg.Wait/10, minSweepInterval), maxSweepInterval),
+		storageErrLog: logLimiter{every: 10 * time.Second},
+		refusedLog:    logLimiter{every: 10 * time.Second},
+		causeAttrs:    map[string]metric.MeasurementOption{},
+		reasonAttrs:   map[string]metric.MeasurementOption{},
+		opAttrs:       map[string]metric.MeasurementOption{},
+	}
+	if p.sweepInterval > cfg.DecisionWait/2 && cfg.DecisionWait/2 >= minSweepInterval {
+		p.sweepInterval = cfg.DecisionWait / 2
 	}
 	for _, c := range semconv.Causes {
 		p.causeAttrs[c] = metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttributeCause, c)))
 	}
 	for _, r := range []string{
-		forcedWait, forcedPendingLimit, forcedShutdown,
+		forcedWait, forcedMaxAge, forcedPendingLimit, forcedShutdown,
 		dropNoTurn, dropPendingLimit, dropShutdown, dropDecided, dropDuplicateSpan,
 		dropDuplicateTake, dropTakeWithoutID, dropUnitLimit, dropExportFailed,
 	} {
 		p.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttributeReason, r)))
+	}
+	for _, o := range []string{opRestore, opCommit, opClose} {
+		p.opAttrs[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttributeOperation, o)))
 	}
 	for _, o := range opts {
 		o(p)
@@ -107,15 +151,31 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	return p, nil
 }
 
-func (p *verdictProcessor) start(context.Context, component.Host) error {
+// Capabilities: with emit: all the verdict spans are appended to the batch
+// that completed their turn.
+func (p *verdictProcessor) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: p.emitAll}
+}
+
+// Start restores the stored state, if storage is configured, and starts the
+// sweep.
+func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error {
+	if p.cfg.Storage != nil {
+		p.decided.track()
+		if err := p.openStorage(ctx, host); err != nil {
+			return err
+		}
+	}
+	if p.storage != nil || !p.emitAll {
+		p.startFlusher()
+	}
 	if p.manual {
 		return nil
 	}
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	interval := min(max(p.cfg.Wait/10, minSweepInterval), maxSweepInterval)
 	go func() {
 		defer close(p.done)
-		t := time.NewTicker(interval)
+		t := time.NewTicker(p.sweepInterval)
 		defer t.Stop()
 		for {
 			select {
@@ -129,27 +189,37 @@ func (p *verdictProcessor) start(context.Context, component.Host) error {
 	return nil
 }
 
-// shutdown decides every turn still held (forced, reason shutdown) and
-// counts the traces held without their turn as dropped.
-func (p *verdictProcessor) shutdown(ctx context.Context) error {
+// Shutdown stops the sweep. With storage, what is held stays stored for the
+// next start. Without it, every turn still held is decided now (forced,
+// reason shutdown) and the traces held without their turn are counted as
+// dropped.
+func (p *verdictProcessor) Shutdown(ctx context.Context) error {
 	if p.stop != nil {
 		close(p.stop)
 		<-p.done
 		p.stop = nil
 	}
+	defer p.tel.Shutdown()
+	p.stopFlusher() // its last cycle sends what is queued and stores what changed
+	if p.storage != nil {
+		return p.closeStorage(ctx)
+	}
 	var out tally
-	var verdicts []decision
+	var ds []decision
 	p.mu.Lock()
 	for p.store.len() > 0 {
-		pt := p.store.oldest()
-		if d, ok := p.forceLocked(pt, forcedShutdown, dropShutdown, &out); ok {
-			verdicts = append(verdicts, d)
+		if d, ok := p.evictLocked(p.store.oldest(), forcedShutdown, dropShutdown, &out); ok {
+			ds = append(ds, d)
 		}
 	}
 	p.mu.Unlock()
 	p.record(ctx, &out)
-	p.tel.Shutdown()
-	return p.emit(ctx, verdicts)
+	if len(ds) == 0 {
+		return nil
+	}
+	err := p.next.ConsumeTraces(ctx, p.verdictBatch(ds))
+	p.settle(ctx, ds, err)
+	return err
 }
 
 // observation is one span's readings, gathered before the lock is taken.
@@ -173,20 +243,31 @@ const (
 // obsPool recycles the per-batch observation slices.
 var obsPool = sync.Pool{New: func() any { s := make([]observation, 0, 128); return &s }}
 
-// decision is a verdict with what is needed to write its span.
+// decision is a verdict on its way downstream, with what is needed to write
+// its span and to settle its trace once the next consumer answers.
 type decision struct {
+	pt       *pendingTrace
 	traceID  pcommon.TraceID
 	turnSpan pcommon.SpanID
 	resource pcommon.Resource
-	v        verdict
+	turnAt   time.Time
+	// installation is the app.installation.id of the counted events ("":
+	// none, with counters.installations 0).
+	installation string
+	v            verdict
+	// evicted: already removed from the store (the pending limit, shutdown);
+	// a refusal drops it, counted, since there is no room to hold it again.
+	evicted bool
 }
 
 // tally collects telemetry under the lock; it is recorded after.
 type tally struct {
 	pendingDelta int64
+	refused      int64
 	verdicts     map[string]int64
 	forced       map[string]int64
 	dropped      map[string]int64
+	latencies    []float64
 }
 
 func (t *tally) inc(m *map[string]int64, key string) {
@@ -196,9 +277,12 @@ func (t *tally) inc(m *map[string]int64, key string) {
 	(*m)[key]++
 }
 
-// processTraces reads the turn's spans out of the batch, passes the batch on
-// and appends the verdict spans of the turns this batch completed.
-func (p *verdictProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+// ConsumeTraces reads the turn's spans out of the batch, decides the turns
+// the batch completed and sends on the batch with their verdicts (or, with
+// emit: verdicts, the verdicts alone). It returns once the next consumer has
+// accepted them and, with storage, once what the batch left pending is
+// stored; a refusal is returned to the sender, whose retry is welcome.
+func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	buf := obsPool.Get().(*[]observation)
 	defer func() {
 		clear(*buf)
@@ -208,11 +292,14 @@ func (p *verdictProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	obs := p.observe(td, (*buf)[:0])
 	*buf = obs
 	if len(obs) == 0 {
-		return td, nil
+		if p.emitAll {
+			return p.next.ConsumeTraces(ctx, td)
+		}
+		return nil
 	}
 	now := p.now()
 	var out tally
-	var verdicts []decision
+	var ds []decision
 	touched := make([]*pendingTrace, 0, 4)
 
 	p.mu.Lock()
@@ -225,31 +312,98 @@ func (p *verdictProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		pt := p.store.get(o.traceID)
 		if pt == nil {
 			for p.store.len() >= p.cfg.MaxPending {
-				if d, ok := p.forceLocked(p.store.oldest(), forcedPendingLimit, dropPendingLimit, &out); ok {
-					verdicts = append(verdicts, d)
+				if d, ok := p.evictLocked(p.oldestEvictableLocked(), forcedPendingLimit, dropPendingLimit, &out); ok {
+					ds = append(ds, d)
 				}
 			}
 			pt = p.store.add(o.traceID, now)
 			out.pendingDelta++
 		}
-		p.mergeLocked(pt, o, now, &out)
+		if p.mergeLocked(pt, o, now, &out) {
+			p.markLocked(pt.traceID)
+		}
 		if len(touched) == 0 || touched[len(touched)-1] != pt {
 			touched = append(touched, pt)
 		}
 	}
+	mine := len(ds)
 	for _, pt := range touched {
-		if pt.elem == nil || !pt.ready() {
-			continue // already decided (evicted) or still waiting
+		if pt.elem != nil && !pt.emitting && pt.complete() {
+			ds = append(ds, p.decideLocked(pt, ""))
 		}
-		verdicts = append(verdicts, p.decideLocked(pt, "", &out))
+	}
+	// What this batch leaves held must be stored before it is acknowledged;
+	// the traces it decides need not be (a refusal is returned, an
+	// acceptance removes them).
+	durable := false
+	if p.storage != nil {
+		for _, pt := range touched {
+			if pt.elem != nil && !p.decidingHere(pt, ds[mine:]) {
+				durable = true
+				break
+			}
+		}
+	}
+	c := p.cur
+	queued := !p.emitAll && len(ds) > 0
+	if queued {
+		p.queued = append(p.queued, ds...)
 	}
 	p.mu.Unlock()
-
 	p.record(ctx, &out)
-	for _, d := range verdicts {
-		appendVerdict(td, d, now, p.epoch)
+
+	if p.emitAll {
+		if durable {
+			p.poke() // the cycle stores while the next consumer works
+		}
+		for i := range ds {
+			appendVerdict(td, &ds[i], now, p.epoch)
+		}
+		err := p.next.ConsumeTraces(ctx, td)
+		if len(ds) > 0 {
+			p.settle(ctx, ds, err)
+		}
+		if err != nil || !durable {
+			return err
+		}
+		if err := p.await(ctx, c); err != nil {
+			return err
+		}
+		return c.commitErr
 	}
-	return td, nil
+	if !queued && !durable {
+		return nil
+	}
+	if err := p.await(ctx, c); err != nil {
+		return err
+	}
+	if queued && c.emitErr != nil {
+		return c.emitErr
+	}
+	if durable {
+		return c.commitErr
+	}
+	return nil
+}
+
+// decidingHere reports whether pt's verdict is among ds.
+func (p *verdictProcessor) decidingHere(pt *pendingTrace, ds []decision) bool {
+	for i := range ds {
+		if ds[i].pt == pt {
+			return true
+		}
+	}
+	return false
+}
+
+// verdictBatch writes the verdict spans of ds into a batch of their own.
+func (p *verdictProcessor) verdictBatch(ds []decision) ptrace.Traces {
+	td := ptrace.NewTraces()
+	now := p.now()
+	for i := range ds {
+		appendVerdict(td, &ds[i], now, p.epoch)
+	}
+	return td
 }
 
 // observe extracts the readings of the spans the rules read. Other spans
@@ -283,29 +437,32 @@ func (p *verdictProcessor) observe(td ptrace.Traces, obs []observation) []observ
 	return obs
 }
 
-func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now time.Time, out *tally) {
+// mergeLocked adds one span's readings to its trace and reports whether the
+// trace changed.
+func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now time.Time, out *tally) bool {
 	switch o.kind {
 	case obsTurn:
 		switch {
 		case pt.turn == nil:
 			if pt.hasSpan(o.turn.spanID) {
 				out.inc(&out.dropped, dropDuplicateSpan)
-				return
+				return false
 			}
 			pt.turn, pt.turnAt = o.turn, now
 		case pt.turn.spanID == o.turn.spanID:
 			out.inc(&out.dropped, dropDuplicateSpan)
+			return false
 		default:
 			pt.extraTurns++
 		}
 	case obsUnit:
 		if pt.hasSpan(o.unit.spanID) {
 			out.inc(&out.dropped, dropDuplicateSpan)
-			return
+			return false
 		}
 		if len(pt.unitSpans) >= maxUnits {
 			out.inc(&out.dropped, dropUnitLimit)
-			return
+			return false
 		}
 		pt.unitSpans = append(pt.unitSpans, o.unit.spanID)
 		if p.unitMatters(&o.unit) {
@@ -314,20 +471,23 @@ func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now tim
 	case obsTake:
 		if pt.hasSpan(o.take.spanID) {
 			out.inc(&out.dropped, dropDuplicateSpan)
-			return
+			return false
 		}
 		if _, ok := pt.take(o.take.id); ok {
 			out.inc(&out.dropped, dropDuplicateTake)
-			return
+			return false
 		}
 		if len(pt.takes) >= maxUnits {
 			out.inc(&out.dropped, dropUnitLimit)
-			return
+			return false
 		}
 		pt.takes = append(pt.takes, o.take)
 	default:
 		out.inc(&out.dropped, dropTakeWithoutID)
+		return false
 	}
+	pt.lastAt = now
+	return true
 }
 
 // unitMatters reports whether a rule can fire on the unit's readings.
@@ -335,78 +495,166 @@ func (p *verdictProcessor) unitMatters(u *unitReading) bool {
 	return u.underruns > 0 || len(u.problems) > 0 || (u.hasLead && u.lead < -p.cfg.Rules.LateLead.Seconds())
 }
 
-// decideLocked decides a held trace, removes it and remembers its ID.
-func (p *verdictProcessor) decideLocked(pt *pendingTrace, forced string, out *tally) decision {
-	v := decide(pt, p.cfg, forced)
-	p.store.remove(pt)
-	pt.elem = nil
-	p.decided.add(pt.traceID)
-	out.pendingDelta--
-	out.inc(&out.verdicts, v.cause)
-	if forced != "" {
-		out.inc(&out.forced, forced)
-	}
-	return decision{traceID: pt.traceID, turnSpan: pt.turn.spanID, resource: pt.turn.resource, v: v}
+// decideLocked decides a held trace and marks it as on its way; settle
+// removes it once the next consumer accepted the verdict.
+func (p *verdictProcessor) decideLocked(pt *pendingTrace, forced string) decision {
+	pt.emitting, pt.forcedAs = true, forced
+	return decision{pt: pt, traceID: pt.traceID, turnSpan: pt.turn.spanID, resource: pt.turn.resource, turnAt: pt.turnAt,
+		installation: p.labels.label(installationOf(pt.turn.resource), p.now()), v: decide(pt, p.cfg, forced)}
 }
 
-// forceLocked decides a held trace now if its turn has arrived, or drops it.
-func (p *verdictProcessor) forceLocked(pt *pendingTrace, forced, drop string, out *tally) (decision, bool) {
-	if pt.turn != nil {
-		return p.decideLocked(pt, forced, out), true
+// oldestEvictableLocked is the oldest held trace whose verdict is not on
+// its way (one being sent is settled by its sender); the oldest of all when
+// every one is.
+func (p *verdictProcessor) oldestEvictableLocked() *pendingTrace {
+	for e := p.store.order.Front(); e != nil; e = e.Next() {
+		if pt := e.Value.(*pendingTrace); !pt.emitting {
+			return pt
+		}
+	}
+	return p.store.oldest()
+}
+
+// evictLocked removes a held trace now, deciding it if its turn has
+// arrived, or dropping it.
+func (p *verdictProcessor) evictLocked(pt *pendingTrace, forced, drop string, out *tally) (decision, bool) {
+	if pt.emitting {
+		// Its sender settles it; here it only leaves the store.
+		p.removeLocked(pt, out)
+		return decision{}, false
+	}
+	if pt.turn == nil {
+		p.removeLocked(pt, out)
+		out.inc(&out.dropped, drop)
+		return decision{}, false
+	}
+	d := p.decideLocked(pt, forced)
+	d.evicted = true
+	p.removeLocked(pt, out)
+	return d, true
+}
+
+// removeLocked takes a trace out of the store (and, in time, out of
+// storage).
+func (p *verdictProcessor) removeLocked(pt *pendingTrace, out *tally) {
+	if pt.elem == nil {
+		return
 	}
 	p.store.remove(pt)
 	pt.elem = nil
 	out.pendingDelta--
-	out.inc(&out.dropped, drop)
-	return decision{}, false
+	if pt.stored {
+		p.markLocked(pt.traceID)
+	}
 }
 
-// sweep decides the turns whose wait is over and drops what aged out.
+// settle records the next consumer's answer for verdicts sent: accepted,
+// each trace is remembered as decided and leaves the store; refused, each
+// stays held for a retry (an evicted one is dropped and counted), or is
+// dropped once max_age has passed.
+func (p *verdictProcessor) settle(ctx context.Context, ds []decision, err error) {
+	now := p.now()
+	var out tally
+	p.mu.Lock()
+	for i := range ds {
+		d := &ds[i]
+		pt := d.pt
+		if err == nil {
+			if !d.evicted {
+				pt.emitting = false
+				p.removeLocked(pt, &out)
+			}
+			p.decided.add(d.traceID)
+			out.inc(&out.verdicts, d.v.cause)
+			if d.v.forced != "" {
+				out.inc(&out.forced, d.v.forced)
+			}
+			out.latencies = append(out.latencies, now.Sub(d.turnAt).Seconds())
+			continue
+		}
+		out.refused++
+		switch {
+		case d.evicted:
+			out.inc(&out.dropped, dropExportFailed)
+		case pt.elem == nil:
+			// Evicted while on its way: nowhere to keep it.
+			out.inc(&out.dropped, dropExportFailed)
+		case now.Sub(pt.created) >= p.cfg.MaxAge:
+			pt.emitting = false
+			p.removeLocked(pt, &out)
+			out.inc(&out.dropped, dropExportFailed)
+		default:
+			pt.emitting = false
+			pt.refusals++
+			pt.retryAt = now.Add(min(p.sweepInterval<<min(pt.refusals-1, 16), maxRetryBackoff))
+		}
+	}
+	p.mu.Unlock()
+	p.record(ctx, &out)
+	if err != nil && p.refusedLog.Allow() {
+		p.logger.Warn("verdict processor: the next consumer refused verdicts; they are held and sent again",
+			zap.Int("verdicts", len(ds)), zap.Error(err))
+	}
+	if p.storage != nil {
+		p.poke() // decided: the stored traces go, the ring grows
+	}
+}
+
+// sweep decides the turns whose wait (or decision window) is over, sends
+// again the verdicts refused earlier, and drops what aged out.
 func (p *verdictProcessor) sweep(ctx context.Context) {
 	now := p.now()
 	var out tally
-	var verdicts []decision
+	var ds []decision
 	p.mu.Lock()
 	for e := p.store.order.Front(); e != nil; {
 		next := e.Next()
 		pt := e.Value.(*pendingTrace)
-		switch {
-		case pt.turn != nil && now.Sub(pt.turnAt) >= p.cfg.Wait:
-			verdicts = append(verdicts, p.decideLocked(pt, forcedWait, &out))
-		case now.Sub(pt.created) >= p.cfg.MaxAge:
-			if d, ok := p.forceLocked(pt, forcedWait, dropNoTurn, &out); ok {
-				verdicts = append(verdicts, d)
-			}
-		}
 		e = next
+		if pt.emitting || now.Before(pt.retryAt) {
+			continue
+		}
+		aged := now.Sub(pt.created) >= p.cfg.MaxAge
+		switch {
+		case pt.turn == nil:
+			if aged {
+				p.removeLocked(pt, &out)
+				out.inc(&out.dropped, dropNoTurn)
+			}
+		case pt.refusals > 0:
+			ds = append(ds, p.decideLocked(pt, pt.forcedAs))
+		case pt.complete() || pt.settled(now, p.cfg.DecisionWait):
+			ds = append(ds, p.decideLocked(pt, ""))
+		case now.Sub(pt.turnAt) >= p.cfg.Wait:
+			ds = append(ds, p.decideLocked(pt, forcedWait))
+		case aged:
+			ds = append(ds, p.decideLocked(pt, forcedMaxAge))
+		}
+	}
+	c := p.cur
+	queued := !p.emitAll && len(ds) > 0
+	if queued {
+		p.queued = append(p.queued, ds...)
 	}
 	p.mu.Unlock()
 	p.record(ctx, &out)
-	if err := p.emit(ctx, verdicts); err != nil {
-		p.logger.Warn("verdicts not delivered", zap.Int("verdicts", len(verdicts)), zap.Error(err))
+	switch {
+	case queued:
+		_ = p.await(ctx, c)
+	case len(ds) > 0:
+		err := p.next.ConsumeTraces(ctx, p.verdictBatch(ds))
+		p.settle(ctx, ds, err)
+	case p.storage != nil && out.pendingDelta != 0:
+		p.poke()
 	}
-}
-
-// emit sends verdicts decided outside a batch (by the sweep or at shutdown).
-func (p *verdictProcessor) emit(ctx context.Context, verdicts []decision) error {
-	if len(verdicts) == 0 {
-		return nil
-	}
-	td := ptrace.NewTraces()
-	now := p.now()
-	for _, d := range verdicts {
-		appendVerdict(td, d, now, p.epoch)
-	}
-	err := p.next.ConsumeTraces(ctx, td)
-	if err != nil {
-		p.tel.ProcessorVerdictDropped.Add(ctx, int64(len(verdicts)), p.reasonAttrs[dropExportFailed])
-	}
-	return err
 }
 
 func (p *verdictProcessor) record(ctx context.Context, t *tally) {
 	if t.pendingDelta != 0 {
 		p.tel.ProcessorVerdictPendingTurns.Add(ctx, t.pendingDelta)
+	}
+	if t.refused != 0 {
+		p.tel.ProcessorVerdictRefused.Add(ctx, t.refused)
 	}
 	for c, n := range t.verdicts {
 		p.tel.ProcessorVerdictVerdicts.Add(ctx, n, p.causeAttrs[c])
@@ -416,6 +664,9 @@ func (p *verdictProcessor) record(ctx context.Context, t *tally) {
 	}
 	for r, n := range t.dropped {
 		p.tel.ProcessorVerdictDropped.Add(ctx, n, p.reasonAttrs[r])
+	}
+	for _, l := range t.latencies {
+		p.tel.ProcessorVerdictDecisionLatency.Record(ctx, l)
 	}
 }
 
@@ -450,7 +701,7 @@ func verdictSpanID(traceID pcommon.TraceID, turn pcommon.SpanID) pcommon.SpanID 
 // series only when it starts where the previous one ended, replacing the
 // series otherwise. Events all stamped with one epoch line up, so the
 // counters add up from the collector's start, as a cumulative counter does.
-func appendVerdict(td ptrace.Traces, d decision, now, epoch time.Time) {
+func appendVerdict(td ptrace.Traces, d *decision, now, epoch time.Time) {
 	rs := td.ResourceSpans().AppendEmpty()
 	d.resource.CopyTo(rs.Resource())
 	ss := rs.ScopeSpans().AppendEmpty()
@@ -493,8 +744,13 @@ func appendVerdict(td ptrace.Traces, d decision, now, epoch time.Time) {
 		ev := evs.AppendEmpty()
 		ev.SetName(name)
 		ev.SetTimestamp(ets)
-		ev.Attributes().PutStr(semconv.VerdictCause, cause)
-		ev.Attributes().PutStr(semconv.NetworkConnectionType, v.link)
+		ea := ev.Attributes()
+		ea.EnsureCapacity(3)
+		ea.PutStr(semconv.VerdictCause, cause)
+		ea.PutStr(semconv.NetworkConnectionType, v.link)
+		if d.installation != "" {
+			ea.PutStr(semconv.AppInstallationID, d.installation)
+		}
 	}
 	event(semconv.SpanVerdict, v.cause)
 	for _, c := range v.causes {

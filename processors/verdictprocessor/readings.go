@@ -91,10 +91,83 @@ type takeReading struct {
 // attrReader reads typed attributes and collects what is wrong with them.
 type attrReader struct {
 	attrs    pcommon.Map
+	idx      attrIndex // the span's keys the rules read, found in one pass
 	what     string // "unit", "take", "voice.turn", …
 	id       string // the take's id, when what is "take"
 	index    int64  // the unit's index, when what is "unit" (-1: unknown)
 	problems []string
+}
+
+// get finds an attribute: in the index when the reader has one (a span's
+// attributes are scanned once, not once per key), else in the map.
+func (r *attrReader) get(key string) (pcommon.Value, bool) {
+	if r.idx.kind != 0 {
+		if slot := r.idx.slot(key); slot >= 0 {
+			return r.idx.vals[slot], r.idx.has&(1<<slot) != 0
+		}
+	}
+	return r.attrs.Get(key)
+}
+
+// Kinds of attribute index.
+const (
+	indexUnit = iota + 1
+	indexTake
+)
+
+// attrIndex holds the values of the few keys the rules read from a unit or
+// a take, found in a single pass over its attributes.
+type attrIndex struct {
+	kind uint8
+	has  uint8
+	vals [6]pcommon.Value
+}
+
+func (x *attrIndex) slot(k string) int {
+	if x.kind == indexUnit {
+		return unitKey(k)
+	}
+	return takeKey(k)
+}
+
+// index scans m once (the first of a key sent twice wins, as with Map.Get).
+func (x *attrIndex) index(kind uint8, m pcommon.Map) {
+	x.kind = kind
+	for k, v := range m.All() {
+		if i := x.slot(k); i >= 0 && x.has&(1<<i) == 0 {
+			x.vals[i], x.has = v, x.has|1<<i
+		}
+	}
+}
+
+// unitKey numbers the voice.unit keys the rules read.
+func unitKey(k string) int {
+	switch k {
+	case semconv.UnitIndex:
+		return 0
+	case semconv.TakeID:
+		return 1
+	case semconv.UnitUnderruns:
+		return 2
+	case semconv.UnitSilent:
+		return 3
+	case semconv.UnitCushion:
+		return 4
+	case semconv.UnitLead:
+		return 5
+	}
+	return -1
+}
+
+// takeKey numbers the tts.take keys the rules read.
+func takeKey(k string) int {
+	switch k {
+	case semconv.TakeID:
+		return 0
+	case semconv.TakeNeed:
+		return 1
+	}
+	return -1
 }
 
 // where names what is read, built only when something is wrong with it (the
@@ -121,7 +194,7 @@ func (r *attrReader) note(format string, args ...any) {
 // integer reads an int attribute; a double holding a whole number is taken as
 // is (clients in other languages may send counts as doubles).
 func (r *attrReader) integer(key string) (int64, bool) {
-	v, ok := r.attrs.Get(key)
+	v, ok := r.get(key)
 	if !ok {
 		return 0, false
 	}
@@ -152,7 +225,7 @@ func (r *attrReader) count(key string) (int64, bool) {
 
 // number reads a finite double attribute; an int is taken as its value.
 func (r *attrReader) number(key string) (float64, bool) {
-	v, ok := r.attrs.Get(key)
+	v, ok := r.get(key)
 	if !ok {
 		return 0, false
 	}
@@ -183,7 +256,7 @@ func (r *attrReader) seconds(key string) (float64, bool) {
 }
 
 func (r *attrReader) boolean(key string) (bool, bool) {
-	v, ok := r.attrs.Get(key)
+	v, ok := r.get(key)
 	if !ok {
 		return false, false
 	}
@@ -195,7 +268,7 @@ func (r *attrReader) boolean(key string) (bool, bool) {
 }
 
 func (r *attrReader) str(key string) (string, bool) {
-	v, ok := r.attrs.Get(key)
+	v, ok := r.get(key)
 	if !ok {
 		return "", false
 	}
@@ -207,7 +280,7 @@ func (r *attrReader) str(key string) (string, bool) {
 }
 
 func (r *attrReader) strings(key string) []string {
-	v, ok := r.attrs.Get(key)
+	v, ok := r.get(key)
 	if !ok {
 		return nil
 	}
@@ -230,7 +303,7 @@ func (r *attrReader) strings(key string) []string {
 
 // counts reads an int array of non-negative counts.
 func (r *attrReader) counts(key string) ([]int64, bool) {
-	v, ok := r.attrs.Get(key)
+	v, ok := r.get(key)
 	if !ok {
 		return nil, false
 	}
@@ -391,6 +464,7 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 func readUnit(span ptrace.Span) unitReading {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: "unit", index: -1}
+	r.idx.index(indexUnit, attrs)
 	u := unitReading{spanID: span.SpanID(), index: -1}
 	if idx, ok := r.integer(semconv.UnitIndex); ok {
 		u.index, r.index = idx, idx
@@ -398,19 +472,19 @@ func readUnit(span ptrace.Span) unitReading {
 	u.takeID, _ = r.str(semconv.TakeID)
 	if n, ok := r.count(semconv.UnitUnderruns); ok {
 		u.underruns = n
-	} else if _, present := attrs.Get(semconv.UnitUnderruns); !present {
+	} else if _, present := r.get(semconv.UnitUnderruns); !present {
 		r.note("%s missing", semconv.UnitUnderruns)
 	}
 	if u.underruns > 0 {
 		// What rule 1 needs to read an underrun.
 		var ok bool
 		if u.silent, ok = r.seconds(semconv.UnitSilent); !ok {
-			if _, present := attrs.Get(semconv.UnitSilent); !present {
+			if _, present := r.get(semconv.UnitSilent); !present {
 				r.note("%s missing", semconv.UnitSilent)
 			}
 		}
 		if u.cushion, ok = r.seconds(semconv.UnitCushion); !ok {
-			if _, present := attrs.Get(semconv.UnitCushion); !present {
+			if _, present := r.get(semconv.UnitCushion); !present {
 				r.note("%s missing", semconv.UnitCushion)
 			}
 		}
@@ -429,6 +503,7 @@ func readUnit(span ptrace.Span) unitReading {
 func readTake(span ptrace.Span) (takeReading, bool) {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs}
+	r.idx.index(indexTake, attrs)
 	id, ok := r.str(semconv.TakeID)
 	if !ok || id == "" {
 		return takeReading{}, false

@@ -31,7 +31,7 @@ type verdict struct {
 	cause     string
 	causes    []string
 	evidence  string
-	forced    string // forcedWait, forcedPendingLimit, forcedShutdown or ""
+	forced    string // forcedWait, forcedMaxAge, forcedPendingLimit, forcedShutdown or ""
 	link      string
 	underruns int64
 	silent    float64
@@ -41,6 +41,7 @@ type verdict struct {
 // Reasons a turn is decided before everything it names has arrived.
 const (
 	forcedWait         = "wait"
+	forcedMaxAge       = "max_age"
 	forcedPendingLimit = "pending_limit"
 	forcedShutdown     = "shutdown"
 )
@@ -257,6 +258,8 @@ func forcedSentence(p *pendingTrace, forced string, cfg *Config) string {
 	switch forced {
 	case forcedWait:
 		s = fmt.Sprintf("forced after waiting %s", cfg.Wait)
+	case forcedMaxAge:
+		s = fmt.Sprintf("forced at max_age (its trace held %s)", cfg.MaxAge)
 	case forcedPendingLimit:
 		s = fmt.Sprintf("forced by the pending limit (%d traces)", cfg.MaxPending)
 	case forcedShutdown:

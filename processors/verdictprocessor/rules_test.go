@@ -33,9 +33,36 @@ type step struct {
 func in(spans ...sp) step { return inTrace(1, spans...) }
 
 func inTrace(n byte, spans ...sp) step {
-	td := build(n, spans...)
+	td := build(n, withUnitCount(spans)...)
 	return step{batch: &td}
 }
+
+// withUnitCount gives each voice.turn the unit count the Go SDK always
+// reports (pippa.turn.units: the units of its trace in the same batch),
+// unless the case sets one or marks the turn as a client's that says none.
+func withUnitCount(spans []sp) []sp {
+	out := append([]sp(nil), spans...)
+	for i, s := range out {
+		if s.name != semconv.SpanVoiceTurn || s.noUnits {
+			continue
+		}
+		if _, set := s.attrs[semconv.TurnUnits]; set {
+			continue
+		}
+		seen := map[byte]bool{} // a span sent twice is one unit
+		for _, u := range out {
+			if u.name == semconv.SpanVoiceUnit && u.trace == s.trace {
+				seen[u.id] = true
+			}
+		}
+		out[i].attrs = merge(s.attrs, map[string]any{semconv.TurnUnits: int64(len(seen))})
+	}
+	return out
+}
+
+// noUnits marks a turn as sent by a client that does not say how many
+// units it read.
+func noUnits(s sp) sp { s.noUnits = true; return s }
 
 func after(d time.Duration) step { return step{advance: d} }
 

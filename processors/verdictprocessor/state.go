@@ -25,6 +25,17 @@ type pendingTrace struct {
 	units     []unitReading
 	takes     []takeReading
 	elem      *list.Element // in store.order, oldest first
+
+	lastAt time.Time // when a reading of this trace last arrived (the quiet window)
+	// emitting: its verdict is on its way downstream; nothing else decides
+	// it meanwhile. If it is refused the trace stays held, retryAt says when
+	// the sweep may send it again and refusals counts the attempts.
+	emitting  bool
+	retryAt   time.Time
+	refusals  int
+	forcedAs  string // the forced reason of a refused verdict, kept for its retry
+	stored    bool   // written to storage at least once
+	encodedRs []byte // the turn's resource as stored, encoded once
 }
 
 func (p *pendingTrace) take(id string) (takeReading, bool) {
@@ -80,17 +91,19 @@ func (p *pendingTrace) missingTakes() []string {
 	return out
 }
 
-// ready reports whether the turn can be decided without waiting: its
-// voice.turn has arrived, every unit it says it read has arrived, and every
-// take an underrun is read against has arrived.
-func (p *pendingTrace) ready() bool {
-	if p.turn == nil {
-		return false
-	}
-	if p.turn.units >= 0 && int64(len(p.unitSpans)) < p.turn.units {
-		return false
-	}
-	return len(p.missingTakes()) == 0
+// complete reports whether the turn can be decided the moment its last
+// reading arrives: its voice.turn has arrived, it says how many units it
+// read and all of them have arrived, and every take an underrun is read
+// against has arrived.
+func (p *pendingTrace) complete() bool {
+	return p.turn != nil && p.turn.units >= 0 && int64(len(p.unitSpans)) >= p.turn.units && len(p.missingTakes()) == 0
+}
+
+// settled reports whether a turn that does not say how many units it read
+// can be decided: every take its underruns name has arrived and nothing of
+// the trace has arrived for quiet.
+func (p *pendingTrace) settled(now time.Time, quiet time.Duration) bool {
+	return p.turn != nil && p.turn.units < 0 && len(p.missingTakes()) == 0 && now.Sub(p.lastAt) >= quiet
 }
 
 // store holds the pending traces, bounded in number, oldest first.
@@ -106,10 +119,16 @@ func newStore() *store {
 func (s *store) get(id pcommon.TraceID) *pendingTrace { return s.pending[id] }
 
 func (s *store) add(id pcommon.TraceID, now time.Time) *pendingTrace {
-	p := &pendingTrace{traceID: id, created: now}
-	p.elem = s.order.PushBack(p)
-	s.pending[id] = p
+	p := &pendingTrace{traceID: id}
+	s.insert(p, now)
 	return p
+}
+
+// insert holds p (new, or read back from storage) as arriving now.
+func (s *store) insert(p *pendingTrace, now time.Time) {
+	p.created, p.lastAt = now, now
+	p.elem = s.order.PushBack(p)
+	s.pending[p.traceID] = p
 }
 
 func (s *store) remove(p *pendingTrace) {
@@ -134,7 +153,15 @@ type decidedSet struct {
 	next int
 	full bool
 	set  map[pcommon.TraceID]struct{}
+	// dirty holds the chunks of the ring (decidedChunk slots each) changed
+	// since they were last stored.
+	dirty map[int]struct{}
 }
+
+// decidedChunk is how many ring slots are stored under one key: the ring
+// fills in order, so a commit rewrites one or two chunks however many turns
+// it decided.
+const decidedChunk = 64
 
 func newDecidedSet(size int) *decidedSet {
 	return &decidedSet{ring: make([]pcommon.TraceID, size), set: make(map[pcommon.TraceID]struct{}, size)}
@@ -154,8 +181,27 @@ func (d *decidedSet) add(id pcommon.TraceID) {
 	}
 	d.ring[d.next] = id
 	d.set[id] = struct{}{}
+	if d.dirty != nil {
+		d.dirty[d.next/decidedChunk] = struct{}{}
+	}
 	d.next++
 	if d.next == len(d.ring) {
 		d.next, d.full = 0, true
 	}
+}
+
+// track starts recording which chunks change (when the set is stored).
+func (d *decidedSet) track() {
+	if d.dirty == nil {
+		d.dirty = map[int]struct{}{}
+	}
+}
+
+// oldestFirst returns the IDs held, oldest first.
+func (d *decidedSet) oldestFirst() []pcommon.TraceID {
+	var out []pcommon.TraceID
+	if d.full {
+		out = append(out, d.ring[d.next:]...)
+	}
+	return append(out, d.ring[:d.next]...)
 }

@@ -23,6 +23,8 @@ const (
 	// AttributeReason says why a turn was forced to a decision or why
 	// readings were dropped.
 	AttributeReason = "reason"
+	// AttributeOperation names a storage operation: restore, commit.
+	AttributeOperation = "operation"
 )
 
 // TelemetryBuilder provides an interface for components to report telemetry
@@ -41,7 +43,24 @@ type TelemetryBuilder struct {
 	// ProcessorVerdictDropped is the number of readings dropped without a
 	// verdict, by reason.
 	ProcessorVerdictDropped metric.Int64Counter
+	// ProcessorVerdictDecisionLatency is the time from a turn's voice.turn
+	// span arriving to its verdict being accepted downstream, in seconds.
+	ProcessorVerdictDecisionLatency metric.Float64Histogram
+	// ProcessorVerdictRefused is the number of verdicts the next consumer
+	// refused; each is kept and sent again.
+	ProcessorVerdictRefused metric.Int64Counter
+	// ProcessorVerdictRestored is the number of pending traces read back
+	// from storage at start.
+	ProcessorVerdictRestored metric.Int64Counter
+	// ProcessorVerdictStorageErrors is the number of failed storage
+	// operations, by operation.
+	ProcessorVerdictStorageErrors metric.Int64Counter
 }
+
+// DecisionLatencyBuckets are the decision-latency histogram's bucket bounds,
+// in seconds: from a turn decided in the request that completed it to one
+// decided at max_age.
+var DecisionLatencyBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120}
 
 // TelemetryBuilderOption applies changes to default builder.
 type TelemetryBuilderOption interface {
@@ -82,6 +101,31 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_verdict_dropped",
 		metric.WithDescription("Readings dropped without a verdict, by reason. [alpha]"),
 		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictDecisionLatency, err = builder.meter.Float64Histogram(
+		"otelcol_processor_verdict_decision_latency",
+		metric.WithDescription("Time from a turn's voice.turn span arriving to its verdict being accepted downstream. [alpha]"),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(DecisionLatencyBuckets...),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictRefused, err = builder.meter.Int64Counter(
+		"otelcol_processor_verdict_refused",
+		metric.WithDescription("Verdicts the next consumer refused; each is kept and sent again. [alpha]"),
+		metric.WithUnit("{verdict}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictRestored, err = builder.meter.Int64Counter(
+		"otelcol_processor_verdict_restored",
+		metric.WithDescription("Pending traces read back from storage at start. [alpha]"),
+		metric.WithUnit("{trace}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictStorageErrors, err = builder.meter.Int64Counter(
+		"otelcol_processor_verdict_storage_errors",
+		metric.WithDescription("Failed storage operations, by operation. [alpha]"),
+		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs
