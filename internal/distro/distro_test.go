@@ -27,8 +27,8 @@ func TestFactories(t *testing.T) {
 	}
 	want := map[string][]string{
 		"receiver":  {"otlp", "filelog"},
-		"processor": {"verdict", "batch", "memory_limiter"},
-		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file"},
+		"processor": {"verdict", "batch", "memory_limiter", "resource"},
+		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file", "verdicts"},
 		"extension": {"file_storage", "bearertokenauth", "health_check"},
 		"connector": {"count", "lines"},
 	}

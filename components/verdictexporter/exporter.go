@@ -1,0 +1,302 @@
+package verdictexporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/percause/percause/components/verdictexporter/internal/metadata"
+	"github.com/percause/percause/instr/semconv"
+)
+
+// verdictExporter appends verdict spans to the verdict file.
+type verdictExporter struct {
+	cfg    *Config
+	logger *zap.Logger
+	tel    *metadata.TelemetryBuilder
+
+	mu     sync.Mutex
+	f      *os.File
+	size   int64
+	recent *recentSet
+	buf    []byte
+}
+
+var _ exporter.Traces = (*verdictExporter)(nil)
+
+func newExporter(set exporter.Settings, cfg *Config) (*verdictExporter, error) {
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &verdictExporter{cfg: cfg, logger: set.Logger, tel: tel, recent: newRecentSet(cfg.Recent)}, nil
+}
+
+// Capabilities: the batch is only read.
+func (e *verdictExporter) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// Start opens the file for appending. A line a crash left half written is
+// cut off (it was never acknowledged, so its verdict is sent again), and
+// the verdicts of the file's last lines are remembered.
+func (e *verdictExporter) Start(context.Context, component.Host) error {
+	if err := os.MkdirAll(filepath.Dir(e.cfg.Path), 0o755); err != nil {
+		return fmt.Errorf("verdict exporter: %w", err)
+	}
+	f, err := os.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("verdict exporter: %w", err)
+	}
+	size, err := e.recover(f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("verdict exporter: reading %s: %w", e.cfg.Path, err)
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		f.Close()
+		return fmt.Errorf("verdict exporter: %w", err)
+	}
+	e.f, e.size = f, size
+	return nil
+}
+
+// recover reads the end of the file: it truncates a torn last line and
+// remembers the verdict span IDs of the complete lines before it. It
+// returns the file's size after.
+func (e *verdictExporter) recover(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	from := max(size-tailRead, 0)
+	tail := make([]byte, size-from)
+	if _, err := f.ReadAt(tail, from); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	if end := bytes.LastIndexByte(tail, '\n'); end+1 < len(tail) {
+		keep := from + int64(end+1)
+		e.logger.Warn("verdict exporter: cutting off a line a crash left half written",
+			zap.String("path", e.cfg.Path), zap.Int64("bytes", size-keep))
+		if err := f.Truncate(keep); err != nil {
+			return 0, err
+		}
+		tail, size = tail[:end+1], keep
+	}
+	if from > 0 {
+		// The first line read may start mid-line.
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+	}
+	u := ptrace.JSONUnmarshaler{}
+	for len(tail) > 0 {
+		i := bytes.IndexByte(tail, '\n')
+		line := tail[:i]
+		tail = tail[i+1:]
+		td, err := u.UnmarshalTraces(line)
+		if err != nil {
+			continue
+		}
+		eachVerdict(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { e.recent.add(s.SpanID()) })
+	}
+	return size, nil
+}
+
+// Shutdown closes the file.
+func (e *verdictExporter) Shutdown(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.f == nil {
+		return nil
+	}
+	err := e.f.Close()
+	e.f = nil
+	return err
+}
+
+// eachVerdict calls fn for every percause.verdict span of td.
+func eachVerdict(td ptrace.Traces, fn func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if s := spans.At(k); s.Name() == semconv.SpanVerdict {
+					fn(rs, ss, s)
+				}
+			}
+		}
+	}
+}
+
+// ConsumeTraces appends the batch's verdict spans not written before as one
+// line, and returns once the line is written (to the operating system: a
+// killed collector loses none of it; a power cut may).
+func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.f == nil {
+		return errors.New("verdict exporter: not started")
+	}
+	// Most batches from a processor that emits only verdicts are written as
+	// they come; others are copied down to their new verdicts.
+	var fresh, dup, other int
+	var ids []pcommon.SpanID
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				s := spans.At(k)
+				switch {
+				case s.Name() != semconv.SpanVerdict:
+					other++
+				case e.recent.has(s.SpanID()) || containsID(ids, s.SpanID()):
+					dup++
+				default:
+					fresh++
+					ids = append(ids, s.SpanID())
+				}
+			}
+		}
+	}
+	if dup > 0 {
+		e.tel.ExporterVerdictsDuplicate.Add(ctx, int64(dup))
+	}
+	if fresh == 0 {
+		return nil
+	}
+	out := td
+	if dup > 0 || other > 0 {
+		out = ptrace.NewTraces()
+		taken := make([]pcommon.SpanID, 0, fresh)
+		eachVerdict(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) {
+			if e.recent.has(s.SpanID()) || containsID(taken, s.SpanID()) {
+				return
+			}
+			taken = append(taken, s.SpanID())
+			ors := out.ResourceSpans().AppendEmpty()
+			rs.Resource().CopyTo(ors.Resource())
+			ors.SetSchemaUrl(rs.SchemaUrl())
+			oss := ors.ScopeSpans().AppendEmpty()
+			ss.Scope().CopyTo(oss.Scope())
+			oss.SetSchemaUrl(ss.SchemaUrl())
+			s.CopyTo(oss.Spans().AppendEmpty())
+		})
+	}
+	var ok bool
+	if e.buf, ok = appendJSON(e.buf[:0], out); !ok {
+		line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(out)
+		if err != nil {
+			return fmt.Errorf("verdict exporter: %w", err)
+		}
+		e.buf = append(e.buf[:0], line...)
+	}
+	e.buf = append(e.buf, '\n')
+	if err := e.rotateIfFull(int64(len(e.buf))); err != nil {
+		e.tel.ExporterVerdictsWriteErrors.Add(ctx, 1)
+		return err
+	}
+	n, err := e.f.Write(e.buf)
+	if err != nil {
+		e.tel.ExporterVerdictsWriteErrors.Add(ctx, 1)
+		// A short write leaves part of a line: cut it off, so the retry
+		// writes the whole line again.
+		if n > 0 {
+			_ = e.f.Truncate(e.size)
+			_, _ = e.f.Seek(e.size, io.SeekStart)
+		}
+		return fmt.Errorf("verdict exporter: writing %s: %w", e.cfg.Path, err)
+	}
+	e.size += int64(n)
+	for _, id := range ids {
+		e.recent.add(id)
+	}
+	e.tel.ExporterVerdictsWritten.Add(ctx, int64(fresh))
+	return nil
+}
+
+func containsID(ids []pcommon.SpanID, id pcommon.SpanID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// rotateIfFull starts a new file when adding n bytes would pass the size
+// limit: PATH becomes PATH.1, PATH.1 becomes PATH.2, …, and the oldest
+// beyond max_backups is removed (only files of this rotation).
+func (e *verdictExporter) rotateIfFull(n int64) error {
+	limit := int64(e.cfg.Rotation.MaxMegabytes) << 20
+	if limit <= 0 || e.size == 0 || e.size+n <= limit {
+		return nil
+	}
+	if err := e.f.Close(); err != nil {
+		return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
+	}
+	e.f = nil
+	backup := func(i int) string { return e.cfg.Path + "." + strconv.Itoa(i) }
+	if e.cfg.Rotation.MaxBackups == 0 {
+		_ = os.Remove(e.cfg.Path)
+	} else {
+		_ = os.Remove(backup(e.cfg.Rotation.MaxBackups))
+		for i := e.cfg.Rotation.MaxBackups - 1; i >= 1; i-- {
+			_ = os.Rename(backup(i), backup(i+1))
+		}
+		if err := os.Rename(e.cfg.Path, backup(1)); err != nil {
+			return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
+		}
+	}
+	f, err := os.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
+	}
+	e.f, e.size = f, 0
+	return nil
+}
+
+// recentSet remembers the last n span IDs (a ring with a map).
+type recentSet struct {
+	ring []pcommon.SpanID
+	next int
+	set  map[pcommon.SpanID]struct{}
+}
+
+func newRecentSet(n int) *recentSet {
+	return &recentSet{ring: make([]pcommon.SpanID, n), set: make(map[pcommon.SpanID]struct{}, n)}
+}
+
+func (r *recentSet) has(id pcommon.SpanID) bool { _, ok := r.set[id]; return ok }
+
+func (r *recentSet) add(id pcommon.SpanID) {
+	if r.has(id) {
+		return
+	}
+	if old := r.ring[r.next]; !old.IsEmpty() {
+		delete(r.set, old)
+	}
+	r.ring[r.next] = id
+	r.set[id] = struct{}{}
+	r.next = (r.next + 1) % len(r.ring)
+}
