@@ -25,6 +25,7 @@ require (
 	go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.71.0
 	go.opentelemetry.io/collector/connector v0.165.0
 	go.opentelemetry.io/collector/connector/connectortest v0.165.0
+	go.opentelemetry.io/collector/connector/forwardconnector v0.165.0
 	go.opentelemetry.io/collector/consumer v1.71.0
 	go.opentelemetry.io/collector/consumer/consumertest v0.165.0
 	go.opentelemetry.io/collector/exporter v1.71.0

@@ -17,6 +17,9 @@ import (
 	"github.com/percause/percause/internal/testenv"
 )
 
+// fleetFile is not a whole configuration: it is layered on local.yaml.
+const fleetFile = "fleet.yaml"
+
 // agentFile is the one configuration here that this distribution cannot
 // validate: it is for the upstream contrib distribution, whose load-balancing
 // exporter cannot be built into percause (see agent.yaml's header).
@@ -59,7 +62,11 @@ func TestValidate(t *testing.T) {
 	}
 	var runs []run
 	for _, f := range files {
-		if f == agentFile {
+		switch f {
+		case agentFile:
+			continue
+		case fleetFile: // an overlay: layered on the embedded default's file
+			runs = append(runs, run{name: f, args: []string{"--config", "local.yaml", "--config", f}})
 			continue
 		}
 		runs = append(runs, run{name: f, args: []string{"--config", f}, env: append([]string{token}, tlsFiles...)})
@@ -76,6 +83,8 @@ func TestValidate(t *testing.T) {
 			fail: "cert_file: open " + filepath.Join(dir, "none.crt")},
 		run{name: "local.yaml with a bad verdict wait", args: []string{"--config", "local.yaml"},
 			env: []string{"PERCAUSE_VERDICT_WAIT=0s"}, fail: "wait must be positive"},
+		run{name: "local.yaml with a decision window past the wait", args: []string{"--config", "local.yaml"},
+			env: []string{"PERCAUSE_VERDICT_WAIT=500ms"}, fail: "decision_wait must be positive and at most wait"},
 	)
 	if len(runs) < 6 {
 		t.Fatalf("found only %v", files)
@@ -154,10 +163,12 @@ func TestLocalListensOnLoopback(t *testing.T) {
 
 // TestCountMetricNames: every configuration counting verdicts produces the two
 // fixed Prometheus names the dashboards and alerts depend on, labelled by
-// cause and link.
+// cause and link, and by installation where the processor names one
+// (never in the fleet setting).
 func TestCountMetricNames(t *testing.T) {
 	promName := func(otel string) string { return strings.ReplaceAll(otel, ".", "_") + "_total" }
-	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml"} {
+	byInstallation := map[string]bool{"local.yaml": true, "compose.yaml": true, "lines.yaml": true, "gateway.yaml": false, fleetFile: false}
+	for f, named := range byInstallation {
 		cfg := load(t, f)
 		m := get(t, cfg, "connectors", "count", "spanevents").(map[string]any)
 		if len(m) != 2 {
@@ -178,8 +189,12 @@ func TestCountMetricNames(t *testing.T) {
 				for _, a := range get(t, info, "attributes").([]any) {
 					keys = append(keys, get(t, a, "key").(string))
 				}
-				if strings.Join(keys, ",") != semconv.VerdictCause+","+semconv.NetworkConnectionType {
-					t.Errorf("%s: %s labelled by %v", f, name, keys)
+				want := semconv.VerdictCause + "," + semconv.NetworkConnectionType
+				if named {
+					want += "," + semconv.AppInstallationID
+				}
+				if strings.Join(keys, ",") != want {
+					t.Errorf("%s: %s labelled by %v, want %s", f, name, keys, want)
 				}
 			}
 			if !found {
@@ -191,6 +206,65 @@ func TestCountMetricNames(t *testing.T) {
 		}
 		check(semconv.PromTurnsTotal, semconv.SpanVerdict)
 		check(semconv.PromImplicatedTotal, semconv.EventImplicated)
+		if f == fleetFile {
+			continue
+		}
+		limit, _ := get(t, cfg, "processors", "verdict", "counters", "installations").(int)
+		if named != (limit > 0) {
+			t.Errorf("%s: the processor names %d installations on the counted events, the counters label by installation: %v", f, limit, named)
+		}
+	}
+	fleet := load(t, fleetFile)
+	if n := get(t, fleet, "processors", "verdict", "counters", "installations"); n != 0 {
+		t.Errorf("%s: counters.installations %v, want 0", fleetFile, n)
+	}
+}
+
+// TestNothingRefusesAfterTheVerdictProcessor: in every configuration
+// running the verdict processor, nothing after it is asynchronous (no batch
+// processor, no sending queue) and nothing refuses for memory what it has
+// accepted: the traces pipeline it is in ends in the count connector and the
+// verdicts exporter, and the count connector's metrics pipeline has no
+// memory_limiter and no batch (docs/decisions/0220).
+func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
+	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml", "lines.yaml"} {
+		cfg := load(t, f)
+		pipes := get(t, cfg, "service", "pipelines").(map[string]any)
+		exporters, _ := get(t, cfg, "exporters").(map[string]any)
+		for name, p := range pipes {
+			procs, _ := get(t, p, "processors").([]any)
+			recvs, _ := get(t, p, "receivers").([]any)
+			exps, _ := get(t, p, "exporters").([]any)
+			at := -1
+			for i, pr := range procs {
+				if pr == "verdict" {
+					at = i
+				}
+			}
+			if at >= 0 {
+				if at != len(procs)-1 {
+					t.Errorf("%s: pipeline %s runs %v after the verdict processor", f, name, procs[at+1:])
+				}
+				for _, e := range exps {
+					if q, _ := lookup(exporters[toString(e)], "sending_queue", "enabled").(bool); q {
+						t.Errorf("%s: pipeline %s: exporter %v queues what the verdict processor sends", f, name, e)
+					}
+				}
+			}
+			for _, r := range recvs {
+				if r != "count" {
+					continue
+				}
+				for _, pr := range procs {
+					if s := toString(pr); strings.HasPrefix(s, "memory_limiter") || strings.HasPrefix(s, "batch") {
+						t.Errorf("%s: pipeline %s: %s after the count connector", f, name, s)
+					}
+				}
+				if len(recvs) != 1 {
+					t.Errorf("%s: pipeline %s mixes the count connector's metrics with %v", f, name, recvs)
+				}
+			}
+		}
 	}
 }
 
@@ -221,6 +295,18 @@ func TestAgentRoutesByTraceID(t *testing.T) {
 }
 
 func toString(v any) string { return fmt.Sprint(v) }
+
+// lookup is get for a path that may not be there (nil then).
+func lookup(m any, path ...string) any {
+	for _, p := range path {
+		mm, ok := m.(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = mm[p]
+	}
+	return m
+}
 
 // TestExposedConfigsAuthenticate: every configuration that listens beyond
 // loopback (compose, the scale-out pair) makes each OTLP protocol it opens
@@ -286,7 +372,7 @@ func TestExposedConfigsAuthenticate(t *testing.T) {
 func TestDefaultDataFolderIsIgnored(t *testing.T) {
 	cfg := load(t, "local.yaml")
 	dir, _ := get(t, cfg, "extensions", "file_storage", "directory").(string)
-	verdicts, _ := get(t, cfg, "exporters", "file/verdicts", "path").(string)
+	verdicts, _ := get(t, cfg, "exporters", "verdicts", "path").(string)
 	if dir == "" || !strings.HasPrefix(verdicts, dir+"/") {
 		t.Fatalf("data folder %q, verdict file %q: want the file inside the folder", dir, verdicts)
 	}

@@ -31,12 +31,13 @@ const (
 	EnvHealthEndpoint = "PERCAUSE_HEALTH_ENDPOINT" // health_check, host:port (127.0.0.1:13133)
 	EnvTelemetryPort  = "PERCAUSE_TELEMETRY_PORT"  // the collector's own metrics on 127.0.0.1 (8888)
 	EnvDataDir        = "PERCAUSE_DATA_DIR"        // data folder (./percause-data)
-	EnvVerdictFile    = "PERCAUSE_VERDICT_FILE"    // traces with their verdicts, OTLP JSON lines (./percause-data/verdicts.jsonl)
+	EnvVerdictFile    = "PERCAUSE_VERDICT_FILE"    // the verdicts, OTLP JSON lines (./percause-data/verdicts.jsonl)
 	EnvVerdictWait    = "PERCAUSE_VERDICT_WAIT"    // how long a turn waits for its takes (5s)
-	// EnvTraceExporters lists the traces pipeline's exporters ([count, file/verdicts]);
-	// add otlphttp/traces to forward every trace through a queue kept on disk.
-	EnvTraceExporters = "PERCAUSE_TRACE_EXPORTERS"
-	EnvTracesForward  = "PERCAUSE_TRACES_FORWARD" // where otlphttp/traces sends (http://127.0.0.1:4320/v1/traces)
+	EnvDecisionWait   = "PERCAUSE_DECISION_WAIT"   // quiet time before a turn without its unit count is decided (1s; at most the wait)
+	// EnvForwardExporters lists the exporters every trace is forwarded to
+	// ([nop]); [otlphttp/traces] forwards through a queue kept on disk.
+	EnvForwardExporters = "PERCAUSE_FORWARD_EXPORTERS"
+	EnvTracesForward    = "PERCAUSE_TRACES_FORWARD" // where otlphttp/traces sends (http://127.0.0.1:4320/v1/traces)
 	// EnvLinesInclude lists the files lines.yaml tails, a YAML list of globs ([./logs/*.log]).
 	EnvLinesInclude = "PERCAUSE_LINES_INCLUDE"
 	EnvLinesWait    = "PERCAUSE_LINES_WAIT" // how long a line waits for the lines it joins (10s)

@@ -60,7 +60,7 @@ func TestLocalForwardingQueueSurvivesARestart(t *testing.T) {
 	opts := []testenv.CollectorOption{
 		testenv.WithCollectorEnv(collectorconfig.EnvDataDir, dataDir),
 		testenv.WithCollectorEnv(collectorconfig.EnvVerdictFile, filepath.Join(dataDir, "verdicts.jsonl")),
-		testenv.WithCollectorEnv(collectorconfig.EnvTraceExporters, "[count, file/verdicts, otlphttp/traces]"),
+		testenv.WithCollectorEnv(collectorconfig.EnvForwardExporters, "[otlphttp/traces]"),
 		testenv.WithCollectorEnv(collectorconfig.EnvTracesForward, backend.URL+"/v1/traces"),
 	}
 

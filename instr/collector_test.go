@@ -25,7 +25,7 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the percause collector")
 	}
-	col := testenv.StartCollector(t, testenv.WithCollectorEnv(testenv.EnvVerdictWait, "500ms"))
+	col := testenv.StartCollector(t, testenv.WithCollectorEnv(testenv.EnvVerdictWait, "500ms"), testenv.WithCollectorEnv(testenv.EnvDecisionWait, "200ms"))
 	dir := t.TempDir()
 	const scale = 20 // a lab run: 50 ms of wall time reads as a person-second
 	opts := []Option{WithEndpoint(col.OTLPURL), WithFlushInterval(50 * time.Millisecond), WithTimeScale(scale)}

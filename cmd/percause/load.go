@@ -83,7 +83,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *compare {
-		def, err := load.StartCollector(ctx, self, "default", dir+"/default", "")
+		def, err := load.StartCollector(ctx, self, "default", dir+"/default", nil)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
@@ -94,7 +94,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "load: %v\n", err)
 			return 1
 		}
-		pass, err := load.StartCollector(ctx, self, "passthrough", dir+"/passthrough", passCfg)
+		pass, err := load.StartCollector(ctx, self, "passthrough", dir+"/passthrough", []string{passCfg})
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
@@ -124,7 +124,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	if *otlp == "" {
-		c, err := load.StartCollector(ctx, self, "default", dir+"/default", "")
+		c, err := load.StartCollector(ctx, self, "default", dir+"/default", nil)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1

@@ -24,8 +24,8 @@ const (
 
 // Configuration errors.
 var (
-	ErrNoPath           = errors.New("path must name the verdict file")
-	ErrRotationNegative = errors.New("rotation.max_megabytes and rotation.max_backups must not be negative")
+	ErrNoPath            = errors.New("path must name the verdict file")
+	ErrRotationNegative  = errors.New("rotation.max_megabytes and rotation.max_backups must not be negative")
 	ErrRecentNotPositive = errors.New("recent must be positive")
 )
 

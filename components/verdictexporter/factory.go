@@ -22,7 +22,7 @@ func NewFactory() exporter.Factory {
 // createTraces makes the exporter without exporterhelper: it has no queue
 // and no retry of its own, so a write that fails is the pipeline's refusal
 // and the verdict processor keeps the turn for another attempt
-// (docs/decisions/0207-verdict-file-written-before-acceptance.md).
+// (docs/decisions/0222-verdict-file-written-before-acceptance.md).
 func createTraces(_ context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
 	c, ok := cfg.(*Config)
 	if !ok {

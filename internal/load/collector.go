@@ -34,7 +34,7 @@ type Collector struct {
 	done      chan struct{}
 	ports     [4]int
 	bin       string
-	config    string
+	configs   []string
 	env       []string
 }
 
@@ -42,11 +42,11 @@ type Collector struct {
 func (c *Collector) Pid() int { return c.cmd.Process.Pid }
 
 // StartCollector starts bin as `percause collector` with data under dir:
-// on the embedded default when config is empty, else on that file (which
-// sees the same environment variables as local.yaml). extraEnv adds
-// variables (KEY=value).
-func StartCollector(ctx context.Context, bin, name, dir, config string, extraEnv ...string) (*Collector, error) {
-	c := &Collector{Name: name, DataDir: filepath.Join(dir, "data"), bin: bin, config: config}
+// on the embedded default when configs is empty, else on those files, each
+// layered on the one before (they see the same environment variables as
+// local.yaml). extraEnv adds variables (KEY=value).
+func StartCollector(ctx context.Context, bin, name, dir string, configs []string, extraEnv ...string) (*Collector, error) {
+	c := &Collector{Name: name, DataDir: filepath.Join(dir, "data"), bin: bin, configs: configs}
 	for i := range c.ports {
 		p, err := freePort()
 		if err != nil {
@@ -77,8 +77,8 @@ func StartCollector(ctx context.Context, bin, name, dir, config string, extraEnv
 // Start (re)starts the process on the same ports and data folder.
 func (c *Collector) Start(ctx context.Context) error {
 	args := []string{"collector"}
-	if c.config != "" {
-		args = append(args, "--config", c.config)
+	for _, f := range c.configs {
+		args = append(args, "--config", f)
 	}
 	log, err := os.OpenFile(filepath.Join(filepath.Dir(c.DataDir), c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -20,6 +20,7 @@ const (
 	EnvDataDir        = collectorconfig.EnvDataDir
 	EnvVerdictFile    = collectorconfig.EnvVerdictFile
 	EnvVerdictWait    = collectorconfig.EnvVerdictWait
+	EnvDecisionWait   = collectorconfig.EnvDecisionWait
 )
 
 // collectorStartTimeout bounds how long a collector may take to report healthy.

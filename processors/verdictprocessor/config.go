@@ -10,7 +10,8 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// Defaults. The rule thresholds are the ones ARCHITECTURE.md fixes; the state
+// Defaults. The rule thresholds are the ones docs/domain.md gives, declared
+// once in instr/semconv (the dashboards draw the same numbers); the state
 // limits are sized for one household's phones with room to spare.
 const (
 	// DefaultWait is how long a turn whose voice.turn span has arrived waits
@@ -28,13 +29,13 @@ const (
 	DefaultDecidedCacheSize = 100000
 	// DefaultLateLead: a unit queued more than this after the previous unit
 	// had ended (lead below its negative) means her words were late.
-	DefaultLateLead = 100 * time.Millisecond
+	DefaultLateLead = semconv.DefaultLateLead
 	// DefaultMicOpenLimit: a microphone that took longer than this to open
 	// is a wait.
-	DefaultMicOpenLimit = 1500 * time.Millisecond
+	DefaultMicOpenLimit = semconv.DefaultMicOpenLimit
 	// DefaultRisingTurns: a live count that rose on each of this many turns
 	// in a row is the process holding something.
-	DefaultRisingTurns = 3
+	DefaultRisingTurns = semconv.DefaultRisingTurns
 	// DefaultDecisionWait is how long the trace of a turn that does not say
 	// how many units it read (no pippa.turn.units, as a client in another
 	// language may send) must stay quiet before it is decided: its units
@@ -118,7 +119,7 @@ type CountersConfig struct {
 	Idle time.Duration `mapstructure:"idle"`
 }
 
-// RulesConfig holds the thresholds of the rules of ARCHITECTURE.md.
+// RulesConfig holds the thresholds of the rules of docs/domain.md.
 type RulesConfig struct {
 	// LateLead: a unit lead below -LateLead is a wait (her words were late).
 	LateLead time.Duration `mapstructure:"late_lead"`

@@ -31,7 +31,7 @@ func TestLoadConfig(t *testing.T) {
 			Wait: 2 * time.Second, MaxAge: time.Minute, MaxPending: 500, DecidedCacheSize: 1000,
 			DecisionWait: 500 * time.Millisecond, Emit: EmitVerdicts, Storage: &storageID,
 			Counters: CountersConfig{Installations: 0, Idle: time.Hour},
-			Rules: RulesConfig{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
+			Rules:    RulesConfig{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
 		}},
 		{id: "bad_wait", wantErr: ErrWaitNotPositive},
 		{id: "bad_age", wantErr: ErrMaxAgeBelowWait},
@@ -79,7 +79,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// TestDefaultsAreTheArchitecture's: the thresholds ARCHITECTURE.md fixes.
+// TestDefaultThresholds: the thresholds docs/domain.md gives.
 func TestDefaultThresholds(t *testing.T) {
 	c := createDefaultConfig().(*Config)
 	if c.Rules.LateLead != 100*time.Millisecond || c.Rules.MicOpenLimit != 1500*time.Millisecond || c.Rules.RisingTurns != 3 {

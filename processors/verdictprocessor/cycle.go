@@ -13,7 +13,7 @@ import (
 // returns only then, so a refusal or a failed write goes back to the sender,
 // whose retry is welcome; and the work of many requests costs one
 // downstream call and one commit (group commit).
-// docs/decisions/0206-at-least-once-through-the-processor.md says why.
+// docs/decisions/0220-at-least-once-through-the-processor.md says why.
 
 // cycleEvery is the shortest time between two cycles. A request that finds
 // the processor idle is served at once; under load the requests of up to

@@ -28,7 +28,7 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the collector binary")
 	}
-	col := testenv.StartCollector(t, testenv.WithCollectorEnv(testenv.EnvVerdictWait, "500ms"))
+	col := testenv.StartCollector(t, testenv.WithCollectorEnv(testenv.EnvVerdictWait, "500ms"), testenv.WithCollectorEnv(testenv.EnvDecisionWait, "200ms"))
 
 	bt := map[string]any{semconv.RouteOutputs: []any{"bluetooth_a2dp"}, semconv.RouteBluetooth: true}
 	type turnCase struct {
@@ -51,7 +51,7 @@ func TestEndToEnd(t *testing.T) {
 		if engineFirst && len(engine) > 0 {
 			out = append(out, build(n, engine...))
 		}
-		out = append(out, build(n, phone...))
+		out = append(out, build(n, withUnitCount(phone)...))
 		if !engineFirst && len(engine) > 0 {
 			out = append(out, build(n, engine...))
 		}

@@ -27,6 +27,6 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	}
 	// The processor is its own consumer rather than a processorhelper
 	// function: it must see the next consumer's answer to settle the turns a
-	// batch decided (docs/decisions/0206-at-least-once-through-the-processor.md).
+	// batch decided (docs/decisions/0220-at-least-once-through-the-processor.md).
 	return newVerdictProcessor(set, c, next)
 }

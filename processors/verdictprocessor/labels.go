@@ -18,7 +18,7 @@ import (
 // for counters.idle gives its place up. The verdict span itself always
 // carries the installation, in its resource: the per-installation detail
 // stays in the traces and the verdict file.
-// docs/decisions/0208-bounded-verdict-counter-labels.md says why.
+// docs/decisions/0223-bounded-verdict-counter-labels.md says why.
 
 // Installation label values beside real installation IDs.
 const (

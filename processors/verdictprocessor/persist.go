@@ -19,7 +19,7 @@ import (
 // pending returns only once that trace is stored, so what the receiver
 // acknowledged survives a crash; the requests of one moment share one
 // storage transaction (group commit), which is what keeps the cost per span
-// small under load (docs/decisions/0205-pending-state-in-file-storage.md).
+// small under load (docs/decisions/0221-pending-state-in-file-storage.md).
 
 // Storage keys.
 const (

@@ -92,9 +92,9 @@ type takeReading struct {
 type attrReader struct {
 	attrs    pcommon.Map
 	idx      attrIndex // the span's keys the rules read, found in one pass
-	what     string // "unit", "take", "voice.turn", …
-	id       string // the take's id, when what is "take"
-	index    int64  // the unit's index, when what is "unit" (-1: unknown)
+	what     string    // "unit", "take", "voice.turn", …
+	id       string    // the take's id, when what is "take"
+	index    int64     // the unit's index, when what is "unit" (-1: unknown)
 	problems []string
 }
 

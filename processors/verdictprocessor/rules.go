@@ -78,7 +78,7 @@ func secsApart(a, b float64) (string, string) {
 	}
 }
 
-// decide applies the rules of ARCHITECTURE.md to one pending trace. It reads
+// decide applies the rules of docs/domain.md to one pending trace. It reads
 // only that trace: the cross-turn rules read the history the turn carries.
 func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 	rules := cfg.Rules
