@@ -196,12 +196,3 @@ func (d *decidedSet) track() {
 		d.dirty = map[int]struct{}{}
 	}
 }
-
-// oldestFirst returns the IDs held, oldest first.
-func (d *decidedSet) oldestFirst() []pcommon.TraceID {
-	var out []pcommon.TraceID
-	if d.full {
-		out = append(out, d.ring[d.next:]...)
-	}
-	return append(out, d.ring[:d.next]...)
-}

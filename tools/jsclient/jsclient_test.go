@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -21,17 +20,7 @@ import (
 	"github.com/percause/percause/internal/linestest"
 	"github.com/percause/percause/internal/testenv"
 	"github.com/percause/percause/lab/verdicts"
-	"github.com/percause/percause/processors/verdictprocessor"
 )
-
-// decisionWindow reports whether the verdict processor has a decision
-// window for turns that do not say how many units they have (its
-// decision_wait): without one such a turn is decided as soon as its
-// voice.turn span arrives, before the units sent after it.
-func decisionWindow() bool {
-	cfg := verdictprocessor.NewFactory().CreateDefaultConfig()
-	return confmap.NewFromStringMap(map[string]any{"decision_wait": "1s"}).Unmarshal(cfg) == nil
-}
 
 // TestJSClientGetsTheGoSDKsVerdicts: the Go SDK records one turn per cause
 // (internal/linestest) and sends it to the real collector binary; the
@@ -86,12 +75,10 @@ func TestJSClientGetsTheGoSDKsVerdicts(t *testing.T) {
 	t.Run("with units", func(t *testing.T) {
 		compare(t, byName, runClient(t, node, reader, script, col.OTLPURL, seed, "--with-units"))
 	})
+	// A turn without pippa.turn.units is decided once its trace has been
+	// quiet for the processor's decision_wait, never at once: the spans
+	// sent after the voice.turn are all read.
 	t.Run("without units", func(t *testing.T) {
-		if !decisionWindow() && os.Getenv("PERCAUSE_JS_WITHOUT_WINDOW") == "" {
-			t.Skip("the verdict processor has no decision window yet (decision_wait): a turn without pippa.turn.units " +
-				"is decided as soon as its voice.turn span arrives, so spans sent after it are not read; this runs once it has one " +
-				"(PERCAUSE_JS_WITHOUT_WINDOW=1 runs it anyway)")
-		}
 		compare(t, byName, runClient(t, node, reader, script, col.OTLPURL, seed+1))
 	})
 }
