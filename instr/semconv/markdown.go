@@ -21,10 +21,12 @@ func Markdown() []byte {
 	p("in another language (Swift on the phone) can emit exactly the same names. Durations are seconds as doubles;\n")
 	p("counts are ints. OpenTelemetry semantic conventions are used where one exists; the rest is under `pippa.`\n")
 	p("(the system observed) or `percause.` (what this project derives). Metric attributes come only from bounded sets.\n\n")
-	p("The names of ARCHITECTURE.md are unchanged. Added here: `pippa.turn.units`, the exporter's and the SDK's own\n")
+	p("The names of docs/architecture.md are unchanged. Added here: `pippa.turn.units`, the exporter's and the SDK's own\n")
 	p("metrics (`percause.exporter.*`, `percause.sdk.rejected`), `pippa.voice.turns`, `pippa.voice.cushion`,\n")
 	p("`pippa.voice.speech_end_to_post`, `pippa.voice.not_sent`, the health gauges, `pippa.tts.take.beside`, the lanes'\n")
-	p("call attributes and the link status's readings.\n\n")
+	p("call attributes and the link status's readings; on the verdict span, the turn's time (`percause.turn.time`),\n")
+	p("the readings of the done reading and the route copied from the turn, and one `percause.underrun` event per unit\n")
+	p("that underran, so a page can show a turn from its verdict alone.\n\n")
 
 	section := func(title string, kind Kind, header string, row func(n Name) string) {
 		p("## %s\n\n%s\n", title, header)

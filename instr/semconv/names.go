@@ -35,6 +35,7 @@ const (
 	EventReconnecting = "pippa.reconnecting"
 	EventPoolReset    = "pippa.pool.reset"
 	EventImplicated   = "percause.implicated" // one per implicated cause on a verdict span
+	EventUnderrun     = "percause.underrun"   // one per unit that underran, on a verdict span: the readings rule 1 read
 	EventTakeProgress = "pippa.take.progress"
 )
 
@@ -185,6 +186,10 @@ const (
 	VerdictScenario     = "percause.scenario" // lab only: the scenario that produced the turn
 	VerdictUnderruns    = "percause.underruns"
 	VerdictSilent       = "percause.silent"
+	// VerdictTurnTime is when the turn ended (its voice.turn span's end),
+	// Unix nanoseconds: the verdict span itself is stamped with the
+	// decision's time.
+	VerdictTurnTime = "percause.turn.time"
 )
 
 // Causes (the value of percause.cause).

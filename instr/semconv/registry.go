@@ -152,16 +152,17 @@ func Lookup(name string) (Name, bool) {
 }
 
 const (
-	onTurn   = SpanVoiceTurn
-	onUnit   = SpanVoiceUnit
-	onTake   = SpanTTSTake
-	onRes    = "resource"
-	onCall   = "HTTP client spans of the lanes"
-	onLink   = SpanLinkStatus + " span"
-	onVerd   = SpanVerdict
-	onRC     = EventRouteChange + " event"
-	onReset  = EventPoolReset + " event"
-	onLinkEv = EventLinkStatus + " event"
+	onTurn     = SpanVoiceTurn
+	onUnit     = SpanVoiceUnit
+	onTake     = SpanTTSTake
+	onRes      = "resource"
+	onCall     = "HTTP client spans of the lanes"
+	onLink     = SpanLinkStatus + " span"
+	onVerd     = SpanVerdict
+	onUnderrun = EventUnderrun + " event"
+	onRC       = EventRouteChange + " event"
+	onReset    = EventPoolReset + " event"
+	onLinkEv   = EventLinkStatus + " event"
 )
 
 func at(w ...string) []string { return w }
@@ -216,6 +217,7 @@ var Registry = withStructure(withLevels(concat(
 		{Name: EventReconnecting, Kind: KindEvent, Where: at(ServicePhone), Meaning: "the Reconnecting verdict was shown"},
 		{Name: EventPoolReset, Kind: KindEvent, Where: at(onCall), Meaning: "the pool healed: the call whose failure completed the streak"},
 		{Name: EventImplicated, Kind: KindEvent, Where: at(onVerd), Meaning: "one per implicated cause (carries percause.cause), so the count connector counts each cause"},
+		{Name: EventUnderrun, Kind: KindEvent, Where: at(onVerd), Meaning: "one per unit that underran: the unit's index, its take, underruns, silent seconds and cushion, the take's need when it came, and the cause rule 1 read"},
 		{Name: SpanVerdict, Kind: KindEvent, Where: at(onVerd), Meaning: "one per verdict (carries the primary percause.cause), stamped with the processor's start so the count connector's counts add up into percause_turns_total"},
 		{Name: EventTakeProgress, Kind: KindEvent, Where: at(onTake), Meaning: "reserved: a take's progress mark (the SDK computes need from marks without recording them)"},
 
@@ -226,14 +228,14 @@ var Registry = withStructure(withLevels(concat(
 		// voice.turn.
 		attr(TurnIndex, "int", at(onTurn), "turn number within the launch, from 1"),
 		attr(TurnStutter, "bool", at(onTurn), "the listener marked this turn as breaking up"),
-		attr(TurnSpeechEndPost, "double", at(onTurn), "seconds from the end of speech to the post leaving the phone"),
-		attr(TurnNotSent, "double", at(onTurn), "the longest \"not sent for N s\" wait shown during this turn (0: none)"),
+		attr(TurnSpeechEndPost, "double", at(onTurn, onVerd), "seconds from the end of speech to the post leaving the phone"),
+		attr(TurnNotSent, "double", at(onTurn, onVerd), "the longest \"not sent for N s\" wait shown during this turn (0: none)"),
 		attr(TurnUnits, "int", at(onTurn), "how many units the turn read aloud"),
 		attr(RouteInputs, "string[]", at(onTurn), "input port kinds of the audio route",
 			PortBluetoothHFP, PortBluetoothLE, PortBuiltinMic, PortHeadphones, PortCarAudio),
-		attr(RouteOutputs, "string[]", at(onTurn, onRC), "output port kinds of the audio route (on the event: the new outputs)",
+		attr(RouteOutputs, "string[]", at(onTurn, onRC, onVerd), "output port kinds of the audio route (on the event: the new outputs)",
 			PortBluetoothA2DP, PortBluetoothHFP, PortBluetoothLE, PortBuiltinSpeaker, PortBuiltinReceiver, PortHeadphones, PortCarAudio),
-		attr(RouteBluetooth, "bool", at(onTurn), "any output is a Bluetooth port (its kind starts with "+BluetoothPortPrefix+")"),
+		attr(RouteBluetooth, "bool", at(onTurn, onVerd), "any output is a Bluetooth port (its kind starts with "+BluetoothPortPrefix+")"),
 		attr(RouteSampleRate, "double", at(onTurn), "the route's sample rate, Hz"),
 		attr(RouteCategory, "string", at(onTurn), "the audio session's category"),
 		attr(RouteMode, "string", at(onTurn), "the audio session's mode"),
@@ -243,8 +245,8 @@ var Registry = withStructure(withLevels(concat(
 		attr(HealthAppUptime, "double", at(onTurn), "app uptime, seconds"),
 		attr(HealthActivations, "int", at(onTurn), "audio-session activations since launch"),
 		attr(HealthMemory, "int", at(onTurn), "the app's memory, bytes"),
-		attr(PoolResets, "int", at(onTurn), "the launch's pool-reset tally now (never counted down; 0 on a new launch)"),
-		attr(PoolResetsBefore, "int", at(onTurn), "the tally at the end of the launch's previous turn (absent on its first turn)"),
+		attr(PoolResets, "int", at(onTurn, onVerd), "the launch's pool-reset tally now (never counted down; 0 on a new launch)"),
+		attr(PoolResetsBefore, "int", at(onTurn, onVerd), "the tally at the end of the launch's previous turn (absent on its first turn)"),
 		attr(ListenGrant, "double", at(onTurn), "microphone open: the engine's listening grant, seconds"),
 		attr(ListenSession, "double", at(onTurn), "microphone open: the audio session, seconds"),
 		attr(ListenTotal, "double", at(onTurn), "microphone open: in all, seconds"),
@@ -254,14 +256,14 @@ var Registry = withStructure(withLevels(concat(
 	liveNames(),
 	[]Name{
 		// voice.unit.
-		attr(UnitIndex, "int", at(onUnit), "which unit of the turn, from 1"),
-		attr(TakeID, "string", at(onUnit, onTake), "the take (on voice.unit: the take it played)"),
+		attr(UnitIndex, "int", at(onUnit, onUnderrun), "which unit of the turn, from 1"),
+		attr(TakeID, "string", at(onUnit, onTake, onUnderrun), "the take (on voice.unit: the take it played)"),
 		attr(UnitGap, "double", at(onUnit), "silence before the unit, seconds"),
 		attr(UnitLead, "double", at(onUnit), "when the unit was queued relative to the previous unit's end, seconds (negative: late)"),
-		attr(UnitUnderruns, "int", at(onUnit), "underruns while it played"),
-		attr(UnitSilent, "double", at(onUnit), "silent seconds from underruns"),
+		attr(UnitUnderruns, "int", at(onUnit, onUnderrun), "underruns while it played"),
+		attr(UnitSilent, "double", at(onUnit, onUnderrun), "silent seconds from underruns"),
 		attr(UnitLongest, "double", at(onUnit), "the longest silence, seconds"),
-		attr(UnitCushion, "double", at(onUnit), "seconds buffered ahead of the play head"),
+		attr(UnitCushion, "double", at(onUnit, onUnderrun), "seconds buffered ahead of the play head"),
 		attr(UnitPlayer, "string", at(onUnit), "the player that read it"),
 
 		// tts.take.
@@ -269,7 +271,7 @@ var Registry = withStructure(withLevels(concat(
 		attr(TakeTotal, "double", at(onTake), "seconds to make the whole take"),
 		attr(TakeAudio, "double", at(onTake), "audio seconds made"),
 		attr(TakeRate, "double", at(onTake), "audio seconds per second of making"),
-		attr(TakeNeed, "double", at(onTake), "the cushion this take alone needed: the worst lag of production behind real-time playback from the first byte, seconds"),
+		attr(TakeNeed, "double", at(onTake, onUnderrun), "the cushion this take alone needed: the worst lag of production behind real-time playback from the first byte, seconds"),
 		attr(TakeBeside, "int", at(onTake), "the most other takes in flight at once during it"),
 
 		// Calls.
@@ -309,7 +311,7 @@ var Registry = withStructure(withLevels(concat(
 		attr(LinkAdvice, "string", at(onLink), "the advice shown with the message (the tailnet advice)"),
 
 		// Verdict.
-		attr(VerdictCause, "string", at(onVerd, EventImplicated+" event"), "the primary cause (on the event: the implicated cause)", Causes...),
+		attr(VerdictCause, "string", at(onVerd, EventImplicated+" event", onUnderrun), "the primary cause (on an event: the implicated cause, the cause the underrun was read as)", Causes...),
 		attr(VerdictCauses, "string[]", at(onVerd), "every implicated cause"),
 		attr(VerdictEvidence, "string", at(onVerd), "a short sentence with the readings and the rule"),
 		attr(VerdictRulesVersion, "string", at(onVerd), "the rules' version ("+RulesVersion+")"),
@@ -317,6 +319,7 @@ var Registry = withStructure(withLevels(concat(
 		attr(VerdictScenario, "string", at(onVerd), "lab only: the scenario that produced the turn"),
 		attr(VerdictUnderruns, "int", at(onVerd), "the turn's underruns"),
 		attr(VerdictSilent, "double", at(onVerd), "the turn's silent seconds"),
+		attr(VerdictTurnTime, "int", at(onVerd), "when the turn ended (its voice.turn span's end), Unix nanoseconds"),
 
 		// Metric attributes.
 		attr(LiveKind, "string", at("metrics"), "live-object kind", LiveKinds...),

@@ -149,6 +149,22 @@ func readVerdict(t *Turn, s ptrace.Span) {
 	if l := str(semconv.NetworkConnectionType); l != "" {
 		t.Link = l
 	}
+	// The verdict carries the turn's time and the done reading's readings
+	// too, so a file of verdicts alone reads as a day; a voice.turn span,
+	// when the file has it, says the same.
+	if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt && t.Start == 0 {
+		t.Start = pcommon.Timestamp(v.Int())
+	}
+	if v, ok := number(a, semconv.TurnSpeechEndPost); ok && t.SpeechEndToPost == nil {
+		t.SpeechEndToPost = &v
+	}
+	if v, ok := number(a, semconv.TurnNotSent); ok && t.NotSent == nil {
+		t.NotSent = &v
+	}
+	if v, ok := a.Get(semconv.PoolResets); ok && v.Type() == pcommon.ValueTypeInt && t.PoolResets == nil {
+		n := v.Int()
+		t.PoolResets = &n
+	}
 }
 
 func number(a pcommon.Map, k string) (float64, bool) {

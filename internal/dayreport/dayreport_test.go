@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
 )
 
 func f(v float64) *float64 { return &v }
@@ -40,5 +45,39 @@ func TestSummarizeTheDoneReading(t *testing.T) {
 				t.Errorf("summary\n%s\nwant it to say %q", b.String(), tc.say)
 			}
 		})
+	}
+}
+
+// TestReadVerdictsAlone: a file of verdict spans alone (the verdict
+// exporter's) reads as a day: the verdict carries the turn's time and the
+// done reading's readings.
+func TestReadVerdictsAlone(t *testing.T) {
+	td := ptrace.NewTraces()
+	for i, post := range []float64{0.8, 9.5} {
+		s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		s.SetName(semconv.SpanVerdict)
+		s.SetTraceID(pcommon.TraceID{byte(i + 1)})
+		a := s.Attributes()
+		a.PutStr(semconv.VerdictCause, semconv.CauseNone)
+		a.PutInt(semconv.TurnIndex, int64(i+1))
+		a.PutInt(semconv.VerdictTurnTime, int64(2-i)*1e9) // the second turn happened first
+		a.PutDouble(semconv.TurnSpeechEndPost, post)
+		a.PutDouble(semconv.TurnNotSent, 0)
+		a.PutInt(semconv.PoolResets, 0)
+	}
+	line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day, err := Read(bytes.NewReader(append(line, '\n')))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(day.Turns) != 2 || day.Turns[0].Turn != 2 || day.Turns[1].Turn != 1 {
+		t.Fatalf("turns %+v, want turn 2 then turn 1 (by their time)", day.Turns)
+	}
+	got := day.Turns[0]
+	if got.SpeechEndToPost == nil || *got.SpeechEndToPost != 9.5 || got.NotSent == nil || got.PoolResets == nil {
+		t.Fatalf("turn 2 read %+v: want its post, not-sent and pool readings from the verdict", got)
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // codecVersion is the first byte of every stored trace. A value of another
 // version is not read (the trace is counted as a storage error at restore).
-const codecVersion = 1
+const codecVersion = 2
 
 // Codec limits: a stored value larger than these is corrupt, not a turn.
 const (
@@ -223,6 +223,12 @@ func encodeTrace(b []byte, pt *pendingTrace) []byte {
 		e.bool(t.hasTotal)
 		e.int(t.units)
 		e.strs(t.problems)
+		e.uint(uint64(t.endTime))
+		e.strs(t.outputs)
+		e.float(t.speechEndToPost)
+		e.float(t.notSent)
+		e.bool(t.hasSpeechEndToPost)
+		e.bool(t.hasNotSent)
 	}
 	e.int(int64(pt.extraTurns))
 	e.spans(pt.unitSpans)
@@ -302,6 +308,12 @@ func decodeTrace(b []byte, pt *pendingTrace) error {
 		t.hasTotal = d.bool()
 		t.units = d.int()
 		t.problems = d.strs()
+		t.endTime = pcommon.Timestamp(d.uint())
+		t.outputs = d.strs()
+		t.speechEndToPost = d.float()
+		t.notSent = d.float()
+		t.hasSpeechEndToPost = d.bool()
+		t.hasNotSent = d.bool()
 		pt.turn = t
 	}
 	pt.extraTurns = int(d.int())

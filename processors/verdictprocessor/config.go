@@ -76,6 +76,7 @@ var (
 	ErrDecisionWaitRange       = errors.New("decision_wait must be positive and at most wait")
 	ErrEmitUnknown             = fmt.Errorf("emit must be %q or %q", EmitAll, EmitVerdicts)
 	ErrCountersRange           = errors.New("counters.installations must not be negative and counters.idle must be positive")
+	ErrPassSpans               = fmt.Errorf("pass_spans names spans sent on with emit: %q, none empty", EmitVerdicts)
 )
 
 // Config is the verdict processor's configuration.
@@ -97,6 +98,10 @@ type Config struct {
 	// Emit says what goes on to the next consumer: EmitAll (every span, and
 	// the verdicts) or EmitVerdicts (the verdict spans only).
 	Emit string `mapstructure:"emit"`
+	// PassSpans names spans that go on beside the verdicts with emit:
+	// verdicts (pippa.link.status: the lost-link status changes a page
+	// shows with the verdicts).
+	PassSpans []string `mapstructure:"pass_spans"`
 	// Storage names a storage extension (file_storage) that keeps the
 	// pending readings and the decided trace IDs, so a crash or a restart
 	// loses no accepted turn. Without it the state lives in memory and the
@@ -174,6 +179,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Emit != EmitAll && c.Emit != EmitVerdicts {
 		bad(ErrEmitUnknown, "emit is %q", c.Emit)
+	}
+	if len(c.PassSpans) > 0 && c.Emit != EmitVerdicts {
+		bad(ErrPassSpans, "pass_spans %v with emit %q (every span passes already)", c.PassSpans, c.Emit)
+	}
+	for _, n := range c.PassSpans {
+		if n == "" {
+			bad(ErrPassSpans, "an empty span name")
+		}
 	}
 	if c.Counters.Installations < 0 || c.Counters.Idle <= 0 {
 		bad(ErrCountersRange, "installations %d, idle %s", c.Counters.Installations, c.Counters.Idle)

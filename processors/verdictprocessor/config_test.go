@@ -43,6 +43,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_decision_wait", wantErr: ErrDecisionWaitRange},
 		{id: "bad_emit", wantErr: ErrEmitUnknown},
 		{id: "bad_counters", wantErr: ErrCountersRange},
+		{id: "bad_pass_spans", wantErr: ErrPassSpans},
 	}
 	for _, tt := range tests {
 		name := tt.id

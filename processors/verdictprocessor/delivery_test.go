@@ -347,3 +347,43 @@ func TestDecisionLatencyRecorded(t *testing.T) {
 		t.Errorf("decision latencies sum to %v s, want %v (0 for the complete turn, the wait for the forced one)", sum, want)
 	}
 }
+
+// TestPassSpans: with emit: verdicts, the spans pass_spans names go on
+// beside the verdicts; the turn's own spans do not.
+func TestPassSpans(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Emit = EmitVerdicts
+	cfg.PassSpans = []string{semconv.SpanLinkStatus}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := startedHarness(t, cfg)
+	status := sp{name: semconv.SpanLinkStatus, id: 40, attrs: map[string]any{semconv.LinkStatus: "reconnecting"}}
+	if err := h.try(sdk(1, take("t1", 2.0, nil), underrun(1, 1, 0.9, nil), turn(nil), status)); err != nil {
+		t.Fatal(err)
+	}
+	// The harness keeps only verdict scopes: count what a second one sends
+	// on straight from its sink.
+	names := map[string]int{}
+	h2, _ := startedHarness(t, cfg)
+	sink := h2.sink
+	if err := h2.p.ConsumeTraces(context.Background(), sdk(2, unit(1, nil), turn(nil), status)); err != nil {
+		t.Fatal(err)
+	}
+	for _, td := range sink.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					names[ss.At(j).Spans().At(k).Name()]++
+				}
+			}
+		}
+	}
+	if names[semconv.SpanLinkStatus] != 1 || names[semconv.SpanVerdict] != 1 || names[semconv.SpanVoiceTurn] != 0 || names[semconv.SpanVoiceUnit] != 0 {
+		t.Fatalf("sent on %v, want the link status span and the verdict only", names)
+	}
+	if n := len(h.verdicts()); n != 1 {
+		t.Fatalf("%d verdicts, want 1", n)
+	}
+}

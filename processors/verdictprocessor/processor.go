@@ -3,6 +3,7 @@ package verdictprocessor
 import (
 	"context"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -291,6 +292,16 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}()
 	obs := p.observe(td, (*buf)[:0])
 	*buf = obs
+	if !p.emitAll && len(p.cfg.PassSpans) > 0 {
+		// The spans passed on beside the verdicts go at once, on their own:
+		// they are rare (a status change), and a refusal is the sender's to
+		// retry like any other.
+		if passed, ok := p.passed(td); ok {
+			if err := p.next.ConsumeTraces(ctx, passed); err != nil {
+				return err
+			}
+		}
+	}
 	if len(obs) == 0 {
 		if p.emitAll {
 			return p.next.ConsumeTraces(ctx, td)
@@ -384,6 +395,44 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		return c.commitErr
 	}
 	return nil
+}
+
+// passed copies the spans named in pass_spans out of td, with their
+// resources and scopes; ok is false when there are none.
+func (p *verdictProcessor) passed(td ptrace.Traces) (ptrace.Traces, bool) {
+	var out ptrace.Traces
+	found := false
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			var oss ptrace.ScopeSpans
+			taken := false
+			for k := 0; k < spans.Len(); k++ {
+				s := spans.At(k)
+				if !slices.Contains(p.cfg.PassSpans, s.Name()) {
+					continue
+				}
+				if !found {
+					out, found = ptrace.NewTraces(), true
+				}
+				if !taken {
+					ors := out.ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(ors.Resource())
+					ors.SetSchemaUrl(rs.SchemaUrl())
+					oss = ors.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(oss.Scope())
+					oss.SetSchemaUrl(ss.SchemaUrl())
+					taken = true
+				}
+				s.CopyTo(oss.Spans().AppendEmpty())
+			}
+		}
+	}
+	return out, found
 }
 
 // decidingHere reports whether pt's verdict is among ds.
@@ -722,7 +771,7 @@ func appendVerdict(td ptrace.Traces, d *decision, now, epoch time.Time) {
 
 	v := d.v
 	a := span.Attributes()
-	a.EnsureCapacity(10)
+	a.EnsureCapacity(18)
 	a.PutStr(semconv.VerdictCause, v.cause)
 	causes := a.PutEmptySlice(semconv.VerdictCauses)
 	causes.EnsureCapacity(len(v.causes))
@@ -736,9 +785,34 @@ func appendVerdict(td ptrace.Traces, d *decision, now, epoch time.Time) {
 	a.PutInt(semconv.TurnIndex, v.index)
 	a.PutInt(semconv.VerdictUnderruns, v.underruns)
 	a.PutDouble(semconv.VerdictSilent, v.silent)
+	// What a reader of verdicts alone needs of the turn: when it was, its
+	// route, and the done reading's readings.
+	if t := d.pt.turn; t != nil {
+		a.PutInt(semconv.VerdictTurnTime, int64(t.endTime))
+		a.PutBool(semconv.RouteBluetooth, t.bluetooth)
+		if len(t.outputs) > 0 {
+			outs := a.PutEmptySlice(semconv.RouteOutputs)
+			outs.EnsureCapacity(len(t.outputs))
+			for _, o := range t.outputs {
+				outs.AppendEmpty().SetStr(o)
+			}
+		}
+		if t.hasSpeechEndToPost {
+			a.PutDouble(semconv.TurnSpeechEndPost, t.speechEndToPost)
+		}
+		if t.hasNotSent {
+			a.PutDouble(semconv.TurnNotSent, t.notSent)
+		}
+		if t.hasPoolResets {
+			a.PutInt(semconv.PoolResets, t.poolResets)
+			if t.hasPoolBefore {
+				a.PutInt(semconv.PoolResetsBefore, t.poolBefore)
+			}
+		}
+	}
 
 	evs := span.Events()
-	evs.EnsureCapacity(len(v.causes) + 1)
+	evs.EnsureCapacity(len(v.causes) + 1 + len(v.broke))
 	ets := pcommon.NewTimestampFromTime(epoch)
 	event := func(name, cause string) {
 		ev := evs.AppendEmpty()
@@ -755,5 +829,26 @@ func appendVerdict(td ptrace.Traces, d *decision, now, epoch time.Time) {
 	event(semconv.SpanVerdict, v.cause)
 	for _, c := range v.causes {
 		event(semconv.EventImplicated, c)
+	}
+	// What rule 1 read of each unit that underran: the take's need against
+	// the unit's cushion. Stamped with the epoch like the counted events:
+	// the count connector spans its delta counts over the times of every
+	// event of the span it reads, counted or not, and the counters add up
+	// only while those stay one time (docs/decisions/0200).
+	for _, b := range v.broke {
+		ev := evs.AppendEmpty()
+		ev.SetName(semconv.EventUnderrun)
+		ev.SetTimestamp(ets)
+		ea := ev.Attributes()
+		ea.EnsureCapacity(7)
+		ea.PutInt(semconv.UnitIndex, b.unit)
+		ea.PutStr(semconv.TakeID, b.takeID)
+		ea.PutInt(semconv.UnitUnderruns, b.underruns)
+		ea.PutDouble(semconv.UnitSilent, b.silent)
+		ea.PutDouble(semconv.UnitCushion, b.cushion)
+		if b.hasNeed {
+			ea.PutDouble(semconv.TakeNeed, b.need)
+		}
+		ea.PutStr(semconv.VerdictCause, b.cause)
 	}
 }

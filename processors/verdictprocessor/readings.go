@@ -49,7 +49,18 @@ type turnReading struct {
 
 	units    int64 // how many units the turn says it read; -1 when not said
 	problems []string
+
+	// Carried onto the verdict for a reader of verdicts alone (the done
+	// reading, the route, when the turn happened); no rule reads them, so a
+	// bad value is left out, never bad input.
+	endTime                        pcommon.Timestamp
+	outputs                        []string
+	speechEndToPost, notSent       float64
+	hasSpeechEndToPost, hasNotSent bool
 }
+
+// maxOutputs bounds the route outputs a turn carries to its verdict.
+const maxOutputs = 8
 
 type routeChange struct {
 	at     float64
@@ -360,6 +371,9 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 	t := &turnReading{spanID: span.SpanID(), units: -1, resource: pcommon.NewResource()}
 	res.CopyTo(t.resource)
 
+	t.endTime = span.EndTimestamp()
+	t.speechEndToPost, t.hasSpeechEndToPost = optSeconds(attrs, semconv.TurnSpeechEndPost)
+	t.notSent, t.hasNotSent = optSeconds(attrs, semconv.TurnNotSent)
 	t.index, _ = r.integer(semconv.TurnIndex)
 	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
 		t.link = link
@@ -367,6 +381,9 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 	t.stutter, _ = r.boolean(semconv.TurnStutter)
 	bt, hasBT := r.boolean(semconv.RouteBluetooth)
 	for _, o := range r.strings(semconv.RouteOutputs) {
+		if len(t.outputs) < maxOutputs {
+			t.outputs = append(t.outputs, o)
+		}
 		if isBluetoothPort(o) {
 			if t.btOutput == "" {
 				t.btOutput = o
@@ -415,6 +432,28 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 	}
 	t.problems = r.problems
 	return t
+}
+
+// optSeconds reads a duration no rule reads: a finite, non-negative number,
+// or nothing (never a problem of the turn's).
+func optSeconds(attrs pcommon.Map, key string) (float64, bool) {
+	v, ok := attrs.Get(key)
+	if !ok {
+		return 0, false
+	}
+	var d float64
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		d = v.Double()
+	case pcommon.ValueTypeInt:
+		d = float64(v.Int())
+	default:
+		return 0, false
+	}
+	if math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
+		return 0, false
+	}
+	return d, true
 }
 
 // readLive collects every live count (any kind: pippa.live.<kind> holding an

@@ -9,6 +9,9 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
+// maxBroke bounds the underrun events a verdict carries.
+const maxBroke = 32
+
 // maxEvidence bounds the evidence sentence; it is a label-free attribute but
 // still travels with every verdict.
 const maxEvidence = 1024
@@ -36,6 +39,22 @@ type verdict struct {
 	underruns int64
 	silent    float64
 	index     int64
+	// broke is what rule 1 read of each unit that underran, for the
+	// verdict's percause.underrun events.
+	broke []underrunReading
+}
+
+// underrunReading is one unit that underran, with its take's need when the
+// take came.
+type underrunReading struct {
+	unit      int64
+	takeID    string
+	underruns int64
+	silent    float64
+	cushion   float64
+	need      float64
+	hasNeed   bool
+	cause     string
 }
 
 // Reasons a turn is decided before everything it names has arrived.
@@ -107,20 +126,28 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 		v.silent += u.silent
 		head := fmt.Sprintf("unit %d: %s, %s silent", u.index, plural(u.underruns, "underrun"), secs(u.silent))
 		tk, ok := p.take(u.takeID)
+		br := underrunReading{unit: u.index, takeID: u.takeID, underruns: u.underruns, silent: u.silent, cushion: u.cushion}
 		switch {
 		case !ok:
 			f.add(semconv.CauseUnknown, head+"; take "+u.takeID+" never arrived")
 			f.silent[semconv.CauseUnknown] += u.silent
+			br.cause = semconv.CauseUnknown
 		case tk.problem != "":
 			problems = append(problems, tk.problem)
+			br.cause = semconv.CauseUnknown
 		case tk.need > u.cushion:
 			need, cushion := secsApart(tk.need, u.cushion)
 			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.id, need, cushion))
 			f.silent[semconv.CauseSynthesis] += u.silent
+			br.cause, br.need, br.hasNeed = semconv.CauseSynthesis, tk.need, true
 		default:
 			need, cushion := secsApart(tk.need, u.cushion)
 			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.id, need, cushion))
 			f.silent[semconv.CauseNetwork] += u.silent
+			br.cause, br.need, br.hasNeed = semconv.CauseNetwork, tk.need, true
+		}
+		if len(v.broke) < maxBroke {
+			v.broke = append(v.broke, br)
 		}
 	}
 

@@ -754,11 +754,25 @@ func checkVerdict(t *testing.T, span ptrace.Span, w want) {
 		t.Errorf("rules version %q", got)
 	}
 	// One percause.verdict event with the primary cause, then one
-	// percause.implicated event per implicated cause, each with the link.
+	// percause.implicated event per implicated cause, each with the link;
+	// then the percause.underrun events (not counted), each with its unit
+	// and the cause it was read as.
 	var events []string
 	for i := 0; i < span.Events().Len(); i++ {
 		e := span.Events().At(i)
+		// Every event carries one time, the processor's epoch: the count
+		// connector spans its counts over all of a span's events, and the
+		// counters add up only while that span is one instant.
+		if first := span.Events().At(0).Timestamp(); e.Timestamp() != first {
+			t.Errorf("event %s stamped %v, the first event %v: every event of a verdict span carries the epoch", e.Name(), e.Timestamp(), first)
+		}
 		c, _ := e.Attributes().Get(semconv.VerdictCause)
+		if e.Name() == semconv.EventUnderrun {
+			if _, ok := e.Attributes().Get(semconv.UnitIndex); !ok || c.Str() == "" {
+				t.Errorf("underrun event without its unit or cause: %v", e.Attributes().AsRaw())
+			}
+			continue
+		}
 		events = append(events, e.Name()+"="+c.Str())
 		if l, ok := e.Attributes().Get(semconv.NetworkConnectionType); !ok || l.Str() == "" {
 			t.Errorf("event %s without link", e.Name())
