@@ -3,6 +3,9 @@ package dashboards
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/percause/percause/instr/semconv"
 )
 
 // Dashboard variables. Their names appear in every query; Expand in the
@@ -25,8 +28,10 @@ const (
 
 // DefaultPostBudget is the criterion's allowance, in seconds, for a turn's
 // speech-end-to-post: the end-of-speech window plus the upload. The Done
-// panel colours the slowest post red above it.
-const DefaultPostBudget = 3.0
+// panel colours the slowest post red above it. It is
+// semconv.DefaultPostBudget in seconds, the number `percause lines` and the
+// verdict page read the day against.
+const DefaultPostBudget = float64(semconv.DefaultPostBudget) / float64(time.Second)
 
 // matcher is one label matcher of a selector.
 type matcher string

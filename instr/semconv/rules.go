@@ -36,4 +36,10 @@ const (
 	DefaultPoolResetAfter = 2
 	// DefaultPoolResetSpacing: a lane heals at most once in this long.
 	DefaultPoolResetSpacing = 20 * time.Second
+
+	// DefaultPostBudget is the done reading's allowance for a turn's
+	// speech-end-to-post (the end-of-speech window plus the upload): the
+	// dashboards' Done panel, `percause lines` and the verdict page read
+	// the day against it.
+	DefaultPostBudget = 3 * time.Second
 )

@@ -11,7 +11,7 @@ func TestRuleDefaults(t *testing.T) {
 	for name, d := range map[string]int64{
 		"DefaultLateLead": int64(DefaultLateLead), "DefaultMicOpenLimit": int64(DefaultMicOpenLimit),
 		"DefaultReconnectFailingFor": int64(DefaultReconnectFailingFor), "DefaultReconnectQuiet": int64(DefaultReconnectQuiet),
-		"DefaultPoolResetSpacing": int64(DefaultPoolResetSpacing),
+		"DefaultPoolResetSpacing": int64(DefaultPoolResetSpacing), "DefaultPostBudget": int64(DefaultPostBudget),
 	} {
 		if d <= 0 {
 			t.Errorf("%s = %d, want positive", name, d)

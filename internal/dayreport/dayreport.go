@@ -2,7 +2,9 @@
 // traces the collector wrote (OTLP JSON lines, one export request a line),
 // and its renderings: the per-turn table, the day's summary (turns by cause
 // and the "done" reading) and one JSON object per turn. `percause lines`
-// prints them; a page can render the same Day.
+// prints them; the verdict page (internal/verdictpage) renders the same
+// Day, from the verdict spans alone: a Turn is what its verdict says
+// (TurnFromVerdict), a LinkChange what a pippa.link.status span says.
 package dayreport
 
 import (
@@ -36,11 +38,60 @@ type Turn struct {
 	PoolResets      *int64   `json:"pool_resets,omitempty"`
 	// Start orders the turns of a day (the voice.turn span's end).
 	Start pcommon.Timestamp `json:"-"`
+
+	// What the page shows besides (none of it in the JSON form, whose
+	// fields are fixed): the phone's resource, the verdict's other
+	// readings, and what rule 1 read of each unit that underran.
+	Installation     string            `json:"-"`
+	Launch           string            `json:"-"`
+	Version          string            `json:"-"`
+	Rules            string            `json:"-"`
+	Outputs          []string          `json:"-"`
+	Bluetooth        *bool             `json:"-"`
+	PoolResetsBefore *int64            `json:"-"`
+	Underruns        int64             `json:"-"`
+	Silent           float64           `json:"-"`
+	Underran         []Underrun        `json:"-"`
+	Decided          pcommon.Timestamp `json:"-"`
+}
+
+// Underrun is one unit that underran, as the verdict's percause.underrun
+// event gives it: the unit, its take, the take's need against the unit's
+// cushion, and the cause rule 1 read.
+type Underrun struct {
+	Unit      int64
+	Take      string
+	Underruns int64
+	Silent    float64
+	Cushion   float64
+	// Need is nil when the take never came.
+	Need  *float64
+	Cause string
+}
+
+// LinkChange is one change of the phone's lost-link status, as its
+// pippa.link.status span gives it.
+type LinkChange struct {
+	Time         pcommon.Timestamp
+	Trace        string
+	Span         string
+	Installation string
+	Launch       string
+	Status       string
+	Previous     string
+	Message      string
+	Check        string
+	// FailingFor and QuietFor are nil when not reported.
+	FailingFor *float64
+	QuietFor   *float64
 }
 
 // Day is the turns read, in the order they happened.
 type Day struct {
 	Turns []Turn
+	// Links are the lost-link status changes read, in the order they
+	// happened.
+	Links []LinkChange
 	// Broken counts lines of the traces file that could not be read.
 	Broken int
 }
@@ -73,6 +124,7 @@ func Read(r io.Reader) (*Day, error) {
 		}
 		rss := td.ResourceSpans()
 		for i := 0; i < rss.Len(); i++ {
+			res := rss.At(i).Resource()
 			sss := rss.At(i).ScopeSpans()
 			for j := 0; j < sss.Len(); j++ {
 				spans := sss.At(j).Spans()
@@ -80,9 +132,15 @@ func Read(r io.Reader) (*Day, error) {
 					s := spans.At(k)
 					switch s.Name() {
 					case semconv.SpanVoiceTurn:
-						readTurn(get(s.TraceID().String()), s)
+						t := get(s.TraceID().String())
+						readTurn(t, s)
+						readResource(t, res)
 					case semconv.SpanVerdict:
-						readVerdict(get(s.TraceID().String()), s)
+						t := get(s.TraceID().String())
+						readVerdict(t, s)
+						readResource(t, res)
+					case semconv.SpanLinkStatus:
+						day.Links = append(day.Links, LinkFromSpan(res, s))
 					}
 				}
 			}
@@ -94,8 +152,16 @@ func Read(r io.Reader) (*Day, error) {
 	for _, t := range byTrace {
 		day.Turns = append(day.Turns, *t)
 	}
-	sort.Slice(day.Turns, func(i, j int) bool {
-		a, b := day.Turns[i], day.Turns[j]
+	SortTurns(day.Turns)
+	SortLinks(day.Links)
+	return day, nil
+}
+
+// SortTurns orders turns as they happened: by time, then turn index, then
+// trace.
+func SortTurns(turns []Turn) {
+	sort.Slice(turns, func(i, j int) bool {
+		a, b := turns[i], turns[j]
 		if a.Start != b.Start {
 			return a.Start < b.Start
 		}
@@ -104,7 +170,94 @@ func Read(r io.Reader) (*Day, error) {
 		}
 		return a.Trace < b.Trace
 	})
-	return day, nil
+}
+
+// SortLinks orders link status changes as they happened.
+func SortLinks(links []LinkChange) {
+	sort.SliceStable(links, func(i, j int) bool {
+		if links[i].Time != links[j].Time {
+			return links[i].Time < links[j].Time
+		}
+		return links[i].Span < links[j].Span
+	})
+}
+
+// TurnFromVerdict reads one turn from its percause.verdict span alone and
+// the resource it came under (the phone's): what the verdict says, nothing
+// derived again. A verdict without the turn's time is placed at its
+// decision.
+func TurnFromVerdict(res pcommon.Resource, s ptrace.Span) Turn {
+	t := Turn{Trace: s.TraceID().String()}
+	readVerdict(&t, s)
+	readResource(&t, res)
+	if t.Start == 0 {
+		t.Start = s.EndTimestamp()
+	}
+	return t
+}
+
+// LinkFromSpan reads one lost-link status change from its
+// pippa.link.status span and the phone's resource.
+func LinkFromSpan(res pcommon.Resource, s ptrace.Span) LinkChange {
+	a := s.Attributes()
+	l := LinkChange{
+		Time:         s.StartTimestamp(),
+		Trace:        s.TraceID().String(),
+		Span:         s.SpanID().String(),
+		Installation: str(res.Attributes(), semconv.AppInstallationID),
+		Launch:       str(res.Attributes(), semconv.ServiceInstanceID),
+		Status:       str(a, semconv.LinkStatus),
+		Previous:     str(a, semconv.LinkPrevious),
+		Message:      str(a, semconv.LinkStatusMessage),
+		Check:        str(a, semconv.LinkCheck),
+	}
+	if v, ok := number(a, semconv.LinkFailingFor); ok {
+		l.FailingFor = &v
+	}
+	if v, ok := number(a, semconv.LinkQuietFor); ok {
+		l.QuietFor = &v
+	}
+	return l
+}
+
+func readResource(t *Turn, res pcommon.Resource) {
+	a := res.Attributes()
+	if v := str(a, semconv.AppInstallationID); v != "" {
+		t.Installation = v
+	}
+	if v := str(a, semconv.ServiceInstanceID); v != "" {
+		t.Launch = v
+	}
+	if v := str(a, semconv.ServiceVersion); v != "" {
+		t.Version = v
+	}
+}
+
+func str(a pcommon.Map, k string) string {
+	if v, ok := a.Get(k); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+func strs(a pcommon.Map, k string) []string {
+	v, ok := a.Get(k)
+	if !ok || v.Type() != pcommon.ValueTypeSlice {
+		return nil
+	}
+	out := make([]string, 0, v.Slice().Len())
+	for i := 0; i < v.Slice().Len(); i++ {
+		out = append(out, v.Slice().At(i).AsString())
+	}
+	return out
+}
+
+func integer(a pcommon.Map, k string) (int64, bool) {
+	v, ok := a.Get(k)
+	if !ok || v.Type() != pcommon.ValueTypeInt {
+		return 0, false
+	}
+	return v.Int(), true
 }
 
 func readTurn(t *Turn, s ptrace.Span) {
@@ -130,24 +283,47 @@ func readTurn(t *Turn, s ptrace.Span) {
 
 func readVerdict(t *Turn, s ptrace.Span) {
 	a := s.Attributes()
-	str := func(k string) string {
-		if v, ok := a.Get(k); ok {
-			return v.AsString()
-		}
-		return ""
-	}
-	t.Cause, t.Evidence, t.Forced = str(semconv.VerdictCause), str(semconv.VerdictEvidence), str(semconv.VerdictForced)
+	t.Cause, t.Evidence, t.Forced = str(a, semconv.VerdictCause), str(a, semconv.VerdictEvidence), str(a, semconv.VerdictForced)
+	t.Rules = str(a, semconv.VerdictRulesVersion)
+	t.Decided = s.EndTimestamp()
 	if v, ok := a.Get(semconv.VerdictCauses); ok && v.Type() == pcommon.ValueTypeSlice {
-		t.Causes = nil
-		for i := 0; i < v.Slice().Len(); i++ {
-			t.Causes = append(t.Causes, v.Slice().At(i).AsString())
-		}
+		t.Causes = strs(a, semconv.VerdictCauses)
 	}
 	if v, ok := a.Get(semconv.TurnIndex); ok && v.Type() == pcommon.ValueTypeInt {
 		t.Turn = v.Int()
 	}
-	if l := str(semconv.NetworkConnectionType); l != "" {
+	if l := str(a, semconv.NetworkConnectionType); l != "" {
 		t.Link = l
+	}
+	t.Underruns, _ = integer(a, semconv.VerdictUnderruns)
+	t.Silent, _ = number(a, semconv.VerdictSilent)
+	if outs := strs(a, semconv.RouteOutputs); outs != nil {
+		t.Outputs = outs
+	}
+	if v, ok := a.Get(semconv.RouteBluetooth); ok && v.Type() == pcommon.ValueTypeBool {
+		b := v.Bool()
+		t.Bluetooth = &b
+	}
+	if n, ok := integer(a, semconv.PoolResetsBefore); ok {
+		t.PoolResetsBefore = &n
+	}
+	t.Underran = nil
+	evs := s.Events()
+	for i := 0; i < evs.Len(); i++ {
+		ev := evs.At(i)
+		if ev.Name() != semconv.EventUnderrun {
+			continue
+		}
+		ea := ev.Attributes()
+		u := Underrun{Take: str(ea, semconv.TakeID), Cause: str(ea, semconv.VerdictCause)}
+		u.Unit, _ = integer(ea, semconv.UnitIndex)
+		u.Underruns, _ = integer(ea, semconv.UnitUnderruns)
+		u.Silent, _ = number(ea, semconv.UnitSilent)
+		u.Cushion, _ = number(ea, semconv.UnitCushion)
+		if need, ok := number(ea, semconv.TakeNeed); ok {
+			u.Need = &need
+		}
+		t.Underran = append(t.Underran, u)
 	}
 	// The verdict carries the turn's time and the done reading's readings
 	// too, so a file of verdicts alone reads as a day; a voice.turn span,
@@ -289,12 +465,30 @@ func WriteSummary(w io.Writer, s Summary) error {
 		parts = append(parts, fmt.Sprintf("no verdict %d", s.NoVerdict))
 	}
 	bw.printf("%d turns by cause: %s\n", s.Turns, orNone(strings.Join(parts, ", ")))
-	d := s.Done
 	state := "not done"
-	if d.Done {
+	if s.Done.Done {
 		state = "done"
 	}
 	bw.printf("%s:\n", state)
+	for _, r := range s.Reasons() {
+		bw.printf("  %s %s: %s\n", mark(r.OK), r.Part, r.Detail)
+	}
+	return bw.err
+}
+
+// Reason is one part of the done reading: whether it holds, the part, and
+// the readings behind it.
+type Reason struct {
+	OK     bool   `json:"ok"`
+	Part   string `json:"part"`
+	Detail string `json:"detail"`
+}
+
+// Reasons are the done reading's three parts, in the order the criterion
+// names them (docs/domain.md, "Done"): what the summary prints and the
+// page shows.
+func (s Summary) Reasons() []Reason {
+	d := s.Done
 	post := fmt.Sprintf("%d of %d turns", d.PostWithin, s.Turns)
 	if d.PostWithin+d.PostOver > 0 {
 		post += fmt.Sprintf(", slowest %.2f s", d.SlowestPost)
@@ -302,12 +496,10 @@ func WriteSummary(w io.Writer, s Summary) error {
 	if d.PostMissing > 0 {
 		post += fmt.Sprintf(", %d did not report it", d.PostMissing)
 	}
-	bw.printf("  %s speech-end-to-post within %.2f s: %s\n", mark(d.PostOver == 0 && d.PostMissing == 0 && s.Turns > 0), d.Budget, post)
 	pool := "no turn reported it"
 	if d.PoolResetMax >= 0 {
 		pool = fmt.Sprintf("highest tally %d", d.PoolResetMax)
 	}
-	bw.printf("  %s pool_reset at 0: %s\n", mark(d.PoolResetMax == 0), pool)
 	ns := "none shown"
 	if d.NotSentTurns > 0 {
 		ns = fmt.Sprintf("%d turns, longest %.2f s", d.NotSentTurns, d.NotSentMax)
@@ -315,8 +507,11 @@ func WriteSummary(w io.Writer, s Summary) error {
 	if d.NotSentMissing > 0 {
 		ns += fmt.Sprintf(", %d did not report it", d.NotSentMissing)
 	}
-	bw.printf("  %s no \"not sent\" wait: %s\n", mark(d.NotSentTurns == 0 && d.NotSentMissing == 0 && s.Turns > 0), ns)
-	return bw.err
+	return []Reason{
+		{OK: d.PostOver == 0 && d.PostMissing == 0 && s.Turns > 0, Part: fmt.Sprintf("speech-end-to-post within %.2f s", d.Budget), Detail: post},
+		{OK: d.PoolResetMax == 0, Part: "pool_reset at 0", Detail: pool},
+		{OK: d.NotSentTurns == 0 && d.NotSentMissing == 0 && s.Turns > 0, Part: `no "not sent" wait`, Detail: ns},
+	}
 }
 
 // WriteJSON writes one object per turn, then one with the summary

@@ -81,3 +81,73 @@ func TestReadVerdictsAlone(t *testing.T) {
 		t.Fatalf("turn 2 read %+v: want its post, not-sent and pool readings from the verdict", got)
 	}
 }
+
+// TestTurnFromVerdict: a verdict span alone gives the page everything it
+// shows of a turn: the phone's resource, the route, the readings and each
+// unit that underran with its take's need against the cushion.
+func TestTurnFromVerdict(t *testing.T) {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr(semconv.AppInstallationID, "install-1")
+	rs.Resource().Attributes().PutStr(semconv.ServiceInstanceID, "launch-1")
+	rs.Resource().Attributes().PutStr(semconv.ServiceVersion, "1.2.3")
+	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	s.SetName(semconv.SpanVerdict)
+	s.SetTraceID(pcommon.TraceID{1})
+	s.SetEndTimestamp(pcommon.Timestamp(7e9))
+	a := s.Attributes()
+	a.PutStr(semconv.VerdictCause, semconv.CauseSynthesis)
+	c := a.PutEmptySlice(semconv.VerdictCauses)
+	c.AppendEmpty().SetStr(semconv.CauseSynthesis)
+	c.AppendEmpty().SetStr(semconv.CauseNetwork)
+	a.PutStr(semconv.VerdictEvidence, "unit 2: …")
+	a.PutStr(semconv.VerdictRulesVersion, "1")
+	a.PutInt(semconv.VerdictUnderruns, 3)
+	a.PutDouble(semconv.VerdictSilent, 1.5)
+	a.PutBool(semconv.RouteBluetooth, true)
+	a.PutEmptySlice(semconv.RouteOutputs).AppendEmpty().SetStr(semconv.PortBluetoothA2DP)
+	a.PutInt(semconv.PoolResets, 1)
+	a.PutInt(semconv.PoolResetsBefore, 0)
+	for i, need := range []float64{2.1, -1} {
+		ev := s.Events().AppendEmpty()
+		ev.SetName(semconv.EventUnderrun)
+		ea := ev.Attributes()
+		ea.PutInt(semconv.UnitIndex, int64(i+1))
+		ea.PutStr(semconv.TakeID, "t")
+		ea.PutInt(semconv.UnitUnderruns, 1)
+		ea.PutDouble(semconv.UnitSilent, 0.5)
+		ea.PutDouble(semconv.UnitCushion, 1.5)
+		if need >= 0 {
+			ea.PutDouble(semconv.TakeNeed, need)
+		}
+		ea.PutStr(semconv.VerdictCause, semconv.CauseSynthesis)
+	}
+	s.Events().AppendEmpty().SetName(semconv.EventImplicated)
+
+	got := TurnFromVerdict(rs.Resource(), s)
+	if got.Start != 7e9 {
+		t.Errorf("a verdict without the turn's time is placed at its decision: %d", got.Start)
+	}
+	if got.Installation != "install-1" || got.Launch != "launch-1" || got.Version != "1.2.3" || got.Rules != "1" {
+		t.Errorf("resource and rules read %+v", got)
+	}
+	if got.Bluetooth == nil || !*got.Bluetooth || len(got.Outputs) != 1 || got.PoolResetsBefore == nil || *got.PoolResetsBefore != 0 {
+		t.Errorf("route and pool read %+v", got)
+	}
+	if len(got.Underran) != 2 || got.Underran[0].Need == nil || *got.Underran[0].Need != 2.1 || got.Underran[1].Need != nil ||
+		got.Underran[1].Unit != 2 || got.Underran[0].Cushion != 1.5 {
+		t.Errorf("underruns read %+v", got.Underran)
+	}
+
+	l := ptrace.NewSpan()
+	l.SetName(semconv.SpanLinkStatus)
+	l.SetStartTimestamp(5)
+	l.Attributes().PutStr(semconv.LinkStatus, semconv.LinkStatusEngineRestarting)
+	l.Attributes().PutStr(semconv.LinkPrevious, semconv.LinkStatusOK)
+	l.Attributes().PutDouble(semconv.LinkQuietFor, 2)
+	lc := LinkFromSpan(rs.Resource(), l)
+	if lc.Status != semconv.LinkStatusEngineRestarting || lc.Previous != semconv.LinkStatusOK || lc.Installation != "install-1" ||
+		lc.QuietFor == nil || lc.FailingFor != nil || lc.Time != 5 {
+		t.Errorf("link change read %+v", lc)
+	}
+}
