@@ -81,6 +81,7 @@ type Turn struct {
 	poolResets            int
 	hasPoolResets         bool
 	routeChanges          int
+	changes               []textlines.RouteChange // for the text line, when one is written
 	units                 int
 	lastUnit              int
 	lines                 []textlines.Unit // kept only when a text log is set
@@ -162,6 +163,9 @@ func (t *Turn) RouteChange(at float64, reason string, outputs []string) error {
 			attribute.StringSlice(semconv.RouteOutputs, outputs),
 		))
 		t.routeChanges++
+		if t.sdk.text != nil && len(t.changes) < textlines.MaxChanges {
+			t.changes = append(t.changes, textlines.RouteChange{At: at, Reason: reason, Outputs: append([]string(nil), outputs...)})
+		}
 		return nil
 	})
 	if err != nil {
@@ -531,7 +535,7 @@ func (t *Turn) textLine(r *endReadings) *textlines.Turn {
 	line := &textlines.Turn{
 		Index: t.index, TraceID: t.TraceID(), LinkType: t.linkType, LinkSubtype: t.linkSubtype,
 		Inputs: t.route.Inputs, Outputs: t.route.Outputs, Bluetooth: r.bluetooth, SampleRate: t.route.SampleRate,
-		RouteChanges: t.routeChanges, Stutter: t.stutter, Units: t.lines,
+		RouteChanges: t.routeChanges, Changes: t.changes, Stutter: t.stutter, Units: t.lines,
 		ListenGrant: t.listen.Grant, ListenSession: t.listen.Session, ListenTotal: t.listen.Total,
 		RPMLoaded: t.rpmLoaded, RPMFresh: t.rpmFresh, SpeechEndToPost: t.speechEndToPost, NotSent: t.notSent,
 		PoolResets: r.pool, PoolResetsBefore: r.poolPrev, HasPoolResets: r.hasPool, HasPoolPrior: r.hasPool && r.hasPoolPrev,

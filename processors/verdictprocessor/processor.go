@@ -339,7 +339,7 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	mine := len(ds)
 	for _, pt := range touched {
-		if pt.elem != nil && !pt.emitting && pt.complete() {
+		if pt.elem != nil && !pt.emitting && pt.complete(&p.cfg.Rules) {
 			ds = append(ds, p.decideLocked(pt, ""))
 		}
 	}
@@ -514,7 +514,7 @@ func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now tim
 			return false
 		}
 		pt.unitSpans = append(pt.unitSpans, o.unit.spanID)
-		if p.unitMatters(&o.unit) {
+		if keepUnit(&o.unit, &p.cfg.Rules) {
 			pt.units = append(pt.units, o.unit)
 		}
 	case obsTake:
@@ -537,11 +537,6 @@ func (p *verdictProcessor) mergeLocked(pt *pendingTrace, o *observation, now tim
 	}
 	pt.lastAt = now
 	return true
-}
-
-// unitMatters reports whether a rule can fire on the unit's readings.
-func (p *verdictProcessor) unitMatters(u *unitReading) bool {
-	return u.underruns > 0 || len(u.problems) > 0 || (u.hasLead && u.lead < -p.cfg.Rules.LateLead.Seconds())
 }
 
 // decideLocked decides a held trace and marks it as on its way; settle
@@ -672,7 +667,7 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 			}
 		case pt.refusals > 0:
 			ds = append(ds, p.decideLocked(pt, pt.forcedAs))
-		case pt.complete() || pt.settled(now, p.cfg.DecisionWait):
+		case pt.complete(&p.cfg.Rules) || pt.settled(now, p.cfg.DecisionWait, &p.cfg.Rules):
 			ds = append(ds, p.decideLocked(pt, ""))
 		case now.Sub(pt.turnAt) >= p.cfg.Wait:
 			ds = append(ds, p.decideLocked(pt, forcedWait))

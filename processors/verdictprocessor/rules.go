@@ -2,7 +2,6 @@ package verdictprocessor
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -16,19 +15,6 @@ const maxBroke = 32
 // still travels with every verdict.
 const maxEvidence = 1024
 
-// causeOrder is the order implicated causes are listed in after the primary.
-var causeOrder = []string{
-	semconv.CauseNetwork, semconv.CauseSynthesis, semconv.CauseBluetooth,
-	semconv.CauseWait, semconv.CausePool, semconv.CauseState, semconv.CauseUnknown,
-}
-
-// underrunOrder breaks ties between underrun causes with equal silence: a
-// measured cause before an unknown one.
-var underrunOrder = []string{semconv.CauseNetwork, semconv.CauseSynthesis, semconv.CauseUnknown}
-
-// nonUnderrunOrder is "the first that fired of bluetooth, wait, pool, state".
-var nonUnderrunOrder = []string{semconv.CauseBluetooth, semconv.CauseWait, semconv.CausePool, semconv.CauseState}
-
 // verdict is one turn's decision.
 type verdict struct {
 	cause     string
@@ -39,8 +25,8 @@ type verdict struct {
 	underruns int64
 	silent    float64
 	index     int64
-	// broke is what rule 1 read of each unit that underran, for the
-	// verdict's percause.underrun events.
+	// broke is what the underrun rule read of each unit that underran, for
+	// the verdict's percause.underrun events.
 	broke []underrunReading
 }
 
@@ -65,22 +51,6 @@ const (
 	forcedShutdown     = "shutdown"
 )
 
-// findings collects what each rule found, by cause.
-type findings struct {
-	evidence map[string][]string
-	silent   map[string]float64
-}
-
-func (f *findings) add(cause, sentence string) {
-	if f.evidence == nil {
-		f.evidence = map[string][]string{}
-		f.silent = map[string]float64{}
-	}
-	f.evidence[cause] = append(f.evidence[cause], sentence)
-}
-
-func (f *findings) fired(cause string) bool { return len(f.evidence[cause]) > 0 }
-
 // secs formats seconds the way the evidence prints them.
 func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
 
@@ -97,166 +67,35 @@ func secsApart(a, b float64) (string, string) {
 	}
 }
 
-// decide applies the rules of docs/domain.md to one pending trace. It reads
-// only that trace: the cross-turn rules read the history the turn carries.
+// decide applies the rules of docs/domain.md, the table of table.go, to one
+// pending trace. It reads only that trace: the cross-turn rules read the
+// history the turn carries.
 func decide(p *pendingTrace, cfg *Config, forced string) verdict {
-	rules := cfg.Rules
-	t := p.turn
-	v := verdict{forced: forced, link: semconv.LinkUnknown, index: t.index}
-	if t.link != "" {
-		v.link = t.link
-	}
+	t := newTurnView(p)
 	var f findings
-	problems := append([]string(nil), t.problems...)
-	if p.extraTurns > 0 {
-		problems = append(problems, fmt.Sprintf("%d voice.turn spans in one trace", p.extraTurns+1))
+	for i := range rules {
+		rules[i].fire(t, &cfg.Rules, &f)
 	}
+	v := verdict{forced: forced, link: semconv.LinkUnknown, index: p.turn.index,
+		underruns: t.underruns, silent: t.silent, broke: f.broke}
+	if p.turn.link != "" {
+		v.link = p.turn.link
+	}
+	v.cause = primary(t, &f)
+	v.causes = implicated(v.cause, &f)
+	v.evidence = evidence(p, t, &f, v, cfg)
+	return v
+}
 
-	units := append([]unitReading(nil), p.units...)
-	sort.SliceStable(units, func(i, j int) bool { return units[i].index < units[j].index })
-
-	// Rule 1: network / synthesis, per unit that underran.
-	for i := range units {
-		u := &units[i]
-		problems = appendAll(problems, u.problems)
-		v.underruns += u.underruns
-		if u.underruns == 0 || u.underrunBad {
-			continue
-		}
-		v.silent += u.silent
-		head := fmt.Sprintf("unit %d: %s, %s silent", u.index, plural(u.underruns, "underrun"), secs(u.silent))
-		tk, ok := p.take(u.takeID)
-		br := underrunReading{unit: u.index, takeID: u.takeID, underruns: u.underruns, silent: u.silent, cushion: u.cushion}
-		switch {
-		case !ok:
-			f.add(semconv.CauseUnknown, head+"; take "+u.takeID+" never arrived")
-			f.silent[semconv.CauseUnknown] += u.silent
-			br.cause = semconv.CauseUnknown
-		case tk.problem != "":
-			problems = append(problems, tk.problem)
-			br.cause = semconv.CauseUnknown
-		case tk.need > u.cushion:
-			need, cushion := secsApart(tk.need, u.cushion)
-			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.id, need, cushion))
-			f.silent[semconv.CauseSynthesis] += u.silent
-			br.cause, br.need, br.hasNeed = semconv.CauseSynthesis, tk.need, true
-		default:
-			need, cushion := secsApart(tk.need, u.cushion)
-			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.id, need, cushion))
-			f.silent[semconv.CauseNetwork] += u.silent
-			br.cause, br.need, br.hasNeed = semconv.CauseNetwork, tk.need, true
-		}
-		if len(v.broke) < maxBroke {
-			v.broke = append(v.broke, br)
-		}
-	}
-
-	// Rule 2: Bluetooth.
-	if t.stutter && v.underruns == 0 && t.bluetooth {
-		f.add(semconv.CauseBluetooth, "stutter with 0 underruns on "+t.btOutput)
-	}
-	if t.stutter || v.underruns > 0 {
-		what := "underran"
-		if t.stutter {
-			what = "stuttered"
-		}
-		for _, rc := range t.routeChanges {
-			if rc.at < 0 {
-				continue // before she began reading
-			}
-			reason := rc.reason
-			if reason == "" {
-				reason = "no reason given"
-			}
-			f.add(semconv.CauseBluetooth, fmt.Sprintf("route change at %s (%s) on a turn that %s", secs(rc.at), reason, what))
-		}
-	}
-
-	// Rule 5: the wait.
-	late := -rules.LateLead.Seconds()
-	for _, u := range units {
-		if u.hasLead && u.lead < late {
-			lead, limit := secsApart(u.lead, late)
-			f.add(semconv.CauseWait, fmt.Sprintf("unit %d queued late: lead %s < %s", u.index, lead, limit))
-		}
-	}
-	if total, stage, slowest, ok := micOpen(t); ok && total > rules.MicOpenLimit.Seconds() {
-		open, limit := secsApart(total, rules.MicOpenLimit.Seconds())
-		s := fmt.Sprintf("microphone open %s > %s", open, limit)
-		// The stages reported are the grant and the audio session; what the
-		// total holds beyond them (the listening socket) has no reading of
-		// its own, so when it is the largest part the evidence says so
-		// rather than name a stage that was not the slow one.
-		rest := total - t.listenGrant - t.listenSession
-		switch {
-		case t.hasTotal && (t.hasGrant || t.hasSession) && rest > slowest:
-			s += fmt.Sprintf(", most of it outside the grant and the session (%s)", secs(rest))
-		case stage != "" && slowest > 0:
-			s += fmt.Sprintf(", slowest stage %s %s", stage, secs(slowest))
-		}
-		f.add(semconv.CauseWait, s)
-	}
-
-	// Rule 4: pool healing. Its reading is whether the tally moved.
-	if t.hasPoolResets {
-		switch {
-		case t.hasPoolBefore && t.poolResets > t.poolBefore:
-			f.add(semconv.CausePool, fmt.Sprintf("pool_reset moved %d→%d since the previous turn", t.poolBefore, t.poolResets))
-		case !t.hasPoolBefore && t.poolResets > 0:
-			f.add(semconv.CausePool, fmt.Sprintf("pool_reset %d on the first turn of a launch", t.poolResets))
-		}
-	}
-
-	// Rule 3: accumulated state.
-	for _, ls := range t.live {
-		if rising(ls.series, rules.RisingTurns) {
-			tail := ls.series[len(ls.series)-rules.RisingTurns-1:]
-			parts := make([]string, len(tail))
-			for i, n := range tail {
-				parts[i] = strconv.FormatInt(n, 10)
-			}
-			f.add(semconv.CauseState, fmt.Sprintf("%s %s rose on each of the last %d turns", ls.kind, strings.Join(parts, "→"), rules.RisingTurns))
-		}
-	}
-
-	// Primary cause.
-	switch {
-	case len(problems) > 0:
-		v.cause = semconv.CauseUnknown
-	case v.underruns > 0:
-		best := -1.0
-		for _, c := range underrunOrder {
-			if f.fired(c) && f.silent[c] > best {
-				v.cause, best = c, f.silent[c]
-			}
-		}
-	default:
-		for _, c := range nonUnderrunOrder {
-			if f.fired(c) {
-				v.cause = c
-				break
-			}
-		}
-	}
-	if v.cause == "" {
-		v.cause = semconv.CauseNone
-	}
-
-	// Implicated causes: the primary first, then the others that fired.
-	v.causes = []string{v.cause}
-	for _, c := range causeOrder {
-		if c != v.cause && f.fired(c) {
-			v.causes = append(v.causes, c)
-		}
-	}
-
-	// Evidence.
+// evidence writes the verdict's sentence: why it was forced, the bad input,
+// what each implicated cause's rule found, or why none fired.
+func evidence(p *pendingTrace, t *turnView, f *findings, v verdict, cfg *Config) string {
 	var parts []string
-	if forced != "" {
-		parts = append(parts, forcedSentence(p, forced, cfg))
+	if v.forced != "" {
+		parts = append(parts, forcedSentence(p, v.forced, cfg))
 	}
-	if len(problems) > 0 {
-		parts = append(parts, "bad input: "+strings.Join(problems, "; "))
+	if len(t.problems) > 0 {
+		parts = append(parts, "bad input: "+strings.Join(t.problems, "; "))
 	}
 	for _, c := range v.causes {
 		parts = append(parts, f.evidence[c]...)
@@ -264,10 +103,10 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 	if v.cause == semconv.CauseNone {
 		s := fmt.Sprintf("no rule fired: %s, 0 underruns", plural(int64(len(p.unitSpans)), "unit"))
 		var absent []string
-		if !t.hasPoolResets {
+		if !t.turn.hasPoolResets {
 			absent = append(absent, semconv.PoolResets)
 		}
-		if len(t.live) == 0 {
+		if len(t.turn.live) == 0 {
 			absent = append(absent, "live counts")
 		}
 		if len(absent) > 0 {
@@ -275,8 +114,7 @@ func decide(p *pendingTrace, cfg *Config, forced string) verdict {
 		}
 		parts = append(parts, s)
 	}
-	v.evidence = truncate(strings.Join(parts, "; "), maxEvidence)
-	return v
+	return truncate(strings.Join(parts, "; "), maxEvidence)
 }
 
 // forcedSentence says why a turn was decided early and what was missing.
@@ -297,7 +135,7 @@ func forcedSentence(p *pendingTrace, forced string, cfg *Config) string {
 	if p.turn.units >= 0 && int64(len(p.unitSpans)) < p.turn.units {
 		s += fmt.Sprintf(": %d of %d units arrived", len(p.unitSpans), p.turn.units)
 	}
-	if missing := p.missingTakes(); len(missing) > 0 {
+	if missing := p.missingTakes(&cfg.Rules); len(missing) > 0 {
 		sep := ": "
 		if strings.Contains(s, ": ") {
 			sep = ", "

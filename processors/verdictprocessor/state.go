@@ -64,13 +64,13 @@ func (p *pendingTrace) hasSpan(id pcommon.SpanID) bool {
 	return false
 }
 
-// missingTakes lists, sorted, the takes that units which underran name and
-// that have not arrived: the only takes the rules read.
-func (p *pendingTrace) missingTakes() []string {
+// missingTakes lists, sorted, the takes the rules read (the takes of the
+// units that underran) that have not arrived.
+func (p *pendingTrace) missingTakes(c *RulesConfig) []string {
 	var out []string
 	for i := range p.units {
 		u := &p.units[i]
-		if u.underruns == 0 || u.takeID == "" || u.underrunBad {
+		if !needsTake(u, c) {
 			continue
 		}
 		if _, ok := p.take(u.takeID); ok {
@@ -95,15 +95,15 @@ func (p *pendingTrace) missingTakes() []string {
 // reading arrives: its voice.turn has arrived, it says how many units it
 // read and all of them have arrived, and every take an underrun is read
 // against has arrived.
-func (p *pendingTrace) complete() bool {
-	return p.turn != nil && p.turn.units >= 0 && int64(len(p.unitSpans)) >= p.turn.units && len(p.missingTakes()) == 0
+func (p *pendingTrace) complete(c *RulesConfig) bool {
+	return p.turn != nil && p.turn.units >= 0 && int64(len(p.unitSpans)) >= p.turn.units && len(p.missingTakes(c)) == 0
 }
 
 // settled reports whether a turn that does not say how many units it read
 // can be decided: every take its underruns name has arrived and nothing of
 // the trace has arrived for quiet.
-func (p *pendingTrace) settled(now time.Time, quiet time.Duration) bool {
-	return p.turn != nil && p.turn.units < 0 && len(p.missingTakes()) == 0 && now.Sub(p.lastAt) >= quiet
+func (p *pendingTrace) settled(now time.Time, quiet time.Duration, c *RulesConfig) bool {
+	return p.turn != nil && p.turn.units < 0 && len(p.missingTakes(c)) == 0 && now.Sub(p.lastAt) >= quiet
 }
 
 // store holds the pending traces, bounded in number, oldest first.

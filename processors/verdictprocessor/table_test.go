@@ -1,0 +1,138 @@
+package verdictprocessor
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// TestEveryCauseIsRuledAndShown: every cause of semconv.Causes but none and
+// unknown is implicated by exactly one rule of the table, and no rule
+// implicates an unregistered one; the component's metadata lists the same
+// causes; the processor's README numbers the rules in the table's order,
+// and the top-level README has a line for each, in that order. (The
+// dashboards' TestEveryCauseHasARow holds the dashboards to semconv.Causes.)
+func TestEveryCauseIsRuledAndShown(t *testing.T) {
+	var ruled []string
+	for i, r := range rules {
+		if len(r.causes) == 0 || r.fire == nil || r.summary == "" {
+			t.Errorf("rule %d lacks its causes, its fire or its summary", i+1)
+		}
+		for _, c := range r.causes {
+			if !slices.Contains(semconv.Causes, c) {
+				t.Errorf("rule %d implicates %q, which semconv.Causes does not list", i+1, c)
+			}
+			if slices.Contains(ruled, c) {
+				t.Errorf("cause %q is implicated by two rules", c)
+			}
+			ruled = append(ruled, c)
+		}
+		for _, name := range r.reads {
+			if _, ok := semconv.Lookup(name); !ok {
+				t.Errorf("rule %d reads %q, which the registry does not list", i+1, name)
+			}
+		}
+		if len(r.reads) == 0 {
+			t.Errorf("rule %d names no reading it reads", i+1)
+		}
+		if r.takes && r.keep == nil {
+			t.Errorf("rule %d reads the takes of the units it keeps, but keeps none", i+1)
+		}
+	}
+	for _, c := range semconv.Causes {
+		if c != semconv.CauseNone && c != semconv.CauseUnknown && !slices.Contains(ruled, c) {
+			t.Errorf("cause %q has no rule in the table", c)
+		}
+	}
+
+	// metadata.yaml's enum.
+	b, err := os.ReadFile("metadata.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Attributes map[string]struct {
+			Enum []string `yaml:"enum"`
+		} `yaml:"attributes"`
+	}
+	if err := yaml.Unmarshal(b, &md); err != nil {
+		t.Fatal(err)
+	}
+	if got := md.Attributes[semconv.VerdictCause].Enum; !slices.Equal(got, semconv.Causes) {
+		t.Errorf("metadata.yaml lists causes %v, semconv.Causes %v", got, semconv.Causes)
+	}
+
+	// The processor's README: "1. **network / synthesis**", "2. **bluetooth**", …
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbered := regexp.MustCompile(`(?m)^(\d)\. \*\*([a-z /]+)\*\*`).FindAllStringSubmatch(string(readme), -1)
+	var want []string
+	for _, r := range rules {
+		want = append(want, strings.Join(r.causes, " / "))
+	}
+	want = append(want, semconv.CauseNone)
+	var got []string
+	for _, m := range numbered {
+		got = append(got, m[2])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the processor README numbers the rules %v, the table's order is %v", got, want)
+	}
+
+	// The top-level README's table: "| network | …", in table order.
+	top, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(top)
+	if i := strings.Index(section, "## The rules"); i >= 0 {
+		section = section[i:]
+	}
+	rows := regexp.MustCompile(`(?m)^\| ([a-z]+) \| [^|]`).FindAllStringSubmatch(section, -1)
+	var rowCauses []string
+	for _, m := range rows {
+		if slices.Contains(semconv.Causes, m[1]) {
+			rowCauses = append(rowCauses, m[1])
+		}
+	}
+	wantRows := append(append([]string(nil), ruled...), semconv.CauseNone)
+	if !slices.Equal(rowCauses, wantRows) {
+		t.Errorf("the README's rules table has rows %v, want %v (every ruled cause, in the table's order, then none)", rowCauses, wantRows)
+	}
+}
+
+// TestUnitsKeptAreTheUnitsRead: a unit is kept exactly when a rule reads it
+// or it carries bad input, so a new rule that reads units gets them.
+func TestUnitsKeptAreTheUnitsRead(t *testing.T) {
+	c := createDefaultConfig().(*Config).Rules
+	cases := []struct {
+		name string
+		u    unitReading
+		keep bool
+		take bool
+	}{
+		{"clean", unitReading{index: 1, takeID: "t1", lead: 0.2, hasLead: true}, false, false},
+		{"underran", unitReading{index: 1, takeID: "t1", underruns: 1}, true, true},
+		{"underran, bad reading", unitReading{index: 1, takeID: "t1", underruns: 1, underrunBad: true, problems: []string{"x"}}, true, false},
+		{"late", unitReading{index: 1, takeID: "t1", lead: -0.5, hasLead: true}, true, false},
+		{"lead at the threshold", unitReading{index: 1, takeID: "t1", lead: -0.1, hasLead: true}, false, false},
+		{"bad input", unitReading{index: 1, problems: []string{"unit 1: pippa.unit.lead is a string"}}, true, false},
+	}
+	for _, tc := range cases {
+		if got := keepUnit(&tc.u, &c); got != tc.keep {
+			t.Errorf("%s: kept %v, want %v", tc.name, got, tc.keep)
+		}
+		if got := needsTake(&tc.u, &c); got != tc.take {
+			t.Errorf("%s: its take read %v, want %v", tc.name, got, tc.take)
+		}
+	}
+}
