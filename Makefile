@@ -7,7 +7,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # minutes on 2 cores); every test package shares this one build via PERCAUSE_BIN.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo test test-short lint fmt vet staticcheck bench dashboards semconv fuzz clean
+.PHONY: all build demo test test-short lint fmt vet staticcheck bench load compare dashboards semconv fuzz clean
 
 all: lint test
 
@@ -39,7 +39,27 @@ staticcheck:
 	$(GO) run $(STATICCHECK) ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./instr/... ./exporters/... ./processors/...
+	$(GO) test -run '^$$' -bench . -benchmem ./instr/... ./exporters/... ./processors/... ./components/...
+
+# A fleet into the embedded default: 100,000 turns from 20,000 installations,
+# each relaunching every 2 turns; every turn must be counted exactly.
+load: build
+	./$(BIN) load --installations 20000 --turns 100000 --relaunch-every 2 --concurrency 64
+
+# The embedded default's CPU per span against a stock pass-through, side by
+# side on the same turns.
+compare: build
+	./$(BIN) load --compare --turns 10000 --installations 1000 --relaunch-every 2 --concurrency 64
+
+# Each fuzz test for a short while (the corpora under testdata/fuzz run in
+# every `make test`).
+FUZZTIME ?= 20s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "$$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 # Regenerate what is generated and committed.
 dashboards: build

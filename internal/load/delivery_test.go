@@ -25,10 +25,15 @@ func localYAML() string { return filepath.Join(testenv.RepoRoot(), "collector-co
 
 func startCollector(t *testing.T, name string, configs ...string) *load.Collector {
 	t.Helper()
+	return startCollectorEnv(t, name, nil, configs...)
+}
+
+func startCollectorEnv(t *testing.T, name string, env []string, configs ...string) *load.Collector {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the percause binary")
 	}
-	c, err := load.StartCollector(context.Background(), testenv.PercauseBin(t), name, t.TempDir(), configs)
+	c, err := load.StartCollector(context.Background(), testenv.PercauseBin(t), name, t.TempDir(), configs, env...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +58,11 @@ func tail(b []byte, n int) []byte {
 // TestRefusalsCountedOnce: under memory_limiter refusals (a limit low
 // enough to bite under load), a client that sends every refused request
 // again gets every turn counted exactly once, per cause: nothing refused is
-// lost, nothing retried is counted twice.
+// lost, nothing retried is counted twice. The wait is long here: a take
+// refused again and again for longer than the usual 5 s would rightly make
+// its turn unknown, which is the wait's business, not delivery's.
 func TestRefusalsCountedOnce(t *testing.T) {
-	c := startCollector(t, "lowmem", localYAML(), filepath.Join("testdata", "lowmem.yaml"))
+	c := startCollectorEnv(t, "lowmem", []string{"PERCAUSE_VERDICT_WAIT=60s"}, localYAML(), filepath.Join("testdata", "lowmem.yaml"))
 	r, err := load.Drive(context.Background(),
 		load.Target{TracesURL: c.TracesURL, PromURL: c.PromURL, Pid: c.Pid()},
 		load.Options{Installations: 200, Turns: 6000, RelaunchEvery: 3, Concurrency: 64, Seed: 7, Timeout: 60 * time.Second})

@@ -16,8 +16,9 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// gate is a next consumer that refuses while closed, as a pipeline whose
-// exporter is failing does, and hands what it accepts to a sink.
+// gate is a next consumer that, while closed, answers as
+// consumertest.NewErr does (a pipeline whose exporter is failing), and hands
+// what it accepts to a sink.
 type gate struct {
 	consumer.Traces
 	refuse  atomic.Bool
@@ -28,10 +29,11 @@ var errRefused = errors.New("downstream refused")
 
 func newGate(sink *consumertest.TracesSink) *gate {
 	g := &gate{}
+	failing := consumertest.NewErr(errRefused)
 	g.Traces, _ = consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 		if g.refuse.Load() {
 			g.refused.Add(1)
-			return errRefused
+			return failing.ConsumeTraces(ctx, td)
 		}
 		return sink.ConsumeTraces(ctx, td)
 	})
