@@ -144,6 +144,7 @@ func TestLocalListensOnLoopback(t *testing.T) {
 		"otlp http":    get(t, cfg, "receivers", "otlp", "protocols", "http", "endpoint"),
 		"prometheus":   get(t, cfg, "exporters", "prometheus", "endpoint"),
 		"health_check": get(t, cfg, "extensions", "health_check", "endpoint"),
+		"verdict page": get(t, cfg, "exporters", "verdicts", "http", "endpoint"),
 	}
 	for name, ep := range endpoints {
 		if s, _ := ep.(string); !strings.HasPrefix(s, "127.0.0.1:") {
@@ -350,6 +351,18 @@ func TestExposedConfigsAuthenticate(t *testing.T) {
 			}
 		}
 		exps, _ := get(t, raw, "exporters").(map[string]any)
+		// The verdict page, where a configuration serves it beyond
+		// loopback, asks for a token too.
+		if page, ok := lookup(exps, "verdicts", "http").(map[string]any); ok {
+			ep, _ := page["endpoint"].(string)
+			auth, _ := lookup(page, "auth", "authenticator").(string)
+			if !strings.HasPrefix(ep, "127.0.0.1:") && !strings.HasPrefix(auth, "bearertokenauth") {
+				t.Errorf("%s: the verdict page listens on %s with authenticator %q, want a bearer token", f, ep, auth)
+			}
+			if _, ok := exts[auth]; auth != "" && !ok {
+				t.Errorf("%s: the verdict page names authenticator %q, which is not configured", f, auth)
+			}
+		}
 		for name, e := range exps {
 			em, _ := e.(map[string]any)
 			client := em

@@ -28,6 +28,7 @@ var Local []byte
 const (
 	EnvOTLPEndpoint   = "PERCAUSE_OTLP_ENDPOINT"   // OTLP/HTTP in, host:port (127.0.0.1:4318)
 	EnvPromEndpoint   = "PERCAUSE_PROM_ENDPOINT"   // Prometheus metrics out, host:port (127.0.0.1:9464)
+	EnvPageEndpoint   = "PERCAUSE_PAGE_ENDPOINT"   // the verdict page, host:port (127.0.0.1:9465)
 	EnvHealthEndpoint = "PERCAUSE_HEALTH_ENDPOINT" // health_check, host:port (127.0.0.1:13133)
 	EnvTelemetryPort  = "PERCAUSE_TELEMETRY_PORT"  // the collector's own metrics on 127.0.0.1 (8888)
 	EnvDataDir        = "PERCAUSE_DATA_DIR"        // data folder (./percause-data)

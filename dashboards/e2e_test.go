@@ -56,6 +56,7 @@ func startCollector(t *testing.T) collector {
 	t.Setenv("PERCAUSE_PROM_ENDPOINT", fmt.Sprintf("127.0.0.1:%d", prom))
 	t.Setenv("PERCAUSE_TELEMETRY_PORT", fmt.Sprint(tel))
 	t.Setenv("PERCAUSE_HEALTH_ENDPOINT", fmt.Sprintf("127.0.0.1:%d", health))
+	t.Setenv("PERCAUSE_PAGE_ENDPOINT", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)))
 	t.Setenv("PERCAUSE_DATA_DIR", dir)
 	t.Setenv("PERCAUSE_VERDICT_FILE", filepath.Join(dir, "verdicts.jsonl"))
 	t.Setenv("PERCAUSE_VERDICT_WAIT", "2s")

@@ -39,6 +39,8 @@ type Collector struct {
 	OTLP string
 	// Prometheus is the host:port of its Prometheus endpoint.
 	Prometheus string
+	// Page is the host:port of its verdict page.
+	Page string
 	// VerdictFile is where its file exporter writes every trace with its
 	// verdict.
 	VerdictFile string
@@ -55,7 +57,7 @@ func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lab: collector data folder: %w", err)
 	}
-	ports, err := freePorts(4)
+	ports, err := freePorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +65,7 @@ func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error
 	c := &Collector{
 		OTLP:        "http://" + addr(ports[0]),
 		Prometheus:  addr(ports[1]),
+		Page:        addr(ports[4]),
 		VerdictFile: filepath.Join(dataDir, "verdicts.jsonl"),
 		DataDir:     dataDir,
 		done:        make(chan error, 1),
@@ -76,6 +79,7 @@ func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error
 	cmd.Env = append(os.Environ(),
 		collectorconfig.EnvOTLPEndpoint+"="+addr(ports[0]),
 		collectorconfig.EnvPromEndpoint+"="+c.Prometheus,
+		collectorconfig.EnvPageEndpoint+"="+c.Page,
 		collectorconfig.EnvHealthEndpoint+"="+health,
 		fmt.Sprintf("%s=%d", collectorconfig.EnvTelemetryPort, ports[3]),
 		collectorconfig.EnvDataDir+"="+dataDir,

@@ -29,7 +29,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	var lf labFlags
 	lf.register(fset)
-	hold := fset.Bool("hold", false, "keep the collector (and its Prometheus endpoint) up after the run until interrupted")
+	hold := fset.Bool("hold", false, "keep the collector, its verdict page and its Prometheus endpoint up after the run until interrupted")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "usage: percause demo [--scale F] [--hold] [--work-dir DIR]")
 		fmt.Fprintln(stderr, "Starts the collector on the embedded default config (loopback only), a lab engine and a lab phone,")
@@ -56,7 +56,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(work)
 	}
 	opts = append(opts, lab.WithWorkDir(work))
-	prom, verdictFile := "", lf.verdicts
+	prom, page, verdictFile := "", "", lf.verdicts
 	if lf.otlp == "" {
 		self, err := os.Executable()
 		if err != nil {
@@ -69,7 +69,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer col.Stop()
-		prom, verdictFile = col.Prometheus, col.VerdictFile
+		prom, page, verdictFile = col.Prometheus, col.Page, col.VerdictFile
 		opts = append(opts, lab.WithCollector(col.OTLP, col.VerdictFile))
 	}
 
@@ -84,14 +84,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	if res != nil {
-		printDemo(stdout, res, prom, verdictFile, lf.workDir != "" || *hold)
+		printDemo(stdout, res, prom, page, verdictFile, lf.workDir != "" || *hold, *hold)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
 	if *hold && prom != "" {
-		fmt.Fprintln(stdout, "holding the collector up; interrupt (Ctrl-C) to stop")
+		fmt.Fprintf(stdout, "holding the collector up: the verdict page is at http://%s/ ; interrupt (Ctrl-C) to stop\n", page)
 		<-ctx.Done()
 	}
 	if res.Mismatches() > 0 {
@@ -114,7 +114,7 @@ const demoLegend = `how to read a line: scenario, turn, what the scenario expect
                                never with the lanes split (docs/queueing.md)
 `
 
-func printDemo(w io.Writer, res *lab.Result, prom, verdictFile string, kept bool) {
+func printDemo(w io.Writer, res *lab.Result, prom, page, verdictFile string, kept, held bool) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts from the collector:")
 	for _, t := range res.Turns {
@@ -128,9 +128,10 @@ func printDemo(w io.Writer, res *lab.Result, prom, verdictFile string, kept bool
 	fmt.Fprintln(w, "where to look:")
 	if prom != "" {
 		note := "up until the demo exits; --hold keeps it"
-		if kept {
-			note = "up while the demo runs"
+		if held {
+			note = "up while the demo holds"
 		}
+		fmt.Fprintf(w, "  verdict page         http://%s/  in a browser: the done reading, turns by cause, each turn's evidence (%s)\n", page, note)
 		fmt.Fprintf(w, "  Prometheus endpoint  http://%s/metrics  percause_turns_total, percause_cause_implicated_total, pippa_* (%s)\n", prom, note)
 	}
 	if kept {

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +115,7 @@ func TestDemoExplainsTheLostLinkLines(t *testing.T) {
 		{Scenario: "engine-restart", Turn: 1, Expected: "link engine_restarting, missed checks some", Cause: "none", OK: true},
 	}}
 	var out bytes.Buffer
-	printDemo(&out, res, "", "", false)
+	printDemo(&out, res, "", "", "", false, false)
 	for _, want := range []string{
 		"expected link engine_restarting", // the line itself
 		"expected link STATUS",
@@ -120,5 +126,99 @@ func TestDemoExplainsTheLostLinkLines(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output does not say %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestDemoSaysWhereThePageIs: the demo's "where to look" names the verdict
+// page's address first, and says whether it stays up.
+func TestDemoSaysWhereThePageIs(t *testing.T) {
+	res := &lab.Result{}
+	for held, want := range map[bool]string{false: "--hold keeps it", true: "up while the demo holds"} {
+		var out bytes.Buffer
+		printDemo(&out, res, "127.0.0.1:9464", "127.0.0.1:9465", "v.jsonl", held, held)
+		s := out.String()
+		page, prom := strings.Index(s, "verdict page         http://127.0.0.1:9465/"), strings.Index(s, "Prometheus endpoint")
+		if page < 0 || prom < page || !strings.Contains(s[page:prom], want) {
+			t.Errorf("held %v: the demo says\n%s\nwant the page's address first, %q", held, s, want)
+		}
+	}
+}
+
+// TestDemoHoldsThePageUp: `percause demo --hold` (the real binary: its own
+// collector, every scenario) prints the verdict page's address and keeps
+// it up: the page answers after the run, with as many turns as the demo
+// printed, until the demo is interrupted.
+func TestDemoHoldsThePageUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: the whole demo")
+	}
+	bin := testenv.PercauseBin(t)
+	cmd := exec.Command(bin, "demo", "--hold", "--scale", "10")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+	})
+	holding := regexp.MustCompile(`the verdict page is at (http://127\.0\.0\.1:\d+/)`)
+	counted := regexp.MustCompile(`^(\d+) turns: `)
+	var page string
+	turns := -1
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := counted.FindStringSubmatch(sc.Text()); m != nil {
+			turns, _ = strconv.Atoi(m[1])
+		}
+		if m := holding.FindStringSubmatch(sc.Text()); m != nil {
+			page = m[1]
+			break
+		}
+	}
+	if page == "" || turns < 0 {
+		t.Fatalf("the demo never said where its page is (turns %d); stderr:\n%s", turns, stderr.String())
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, stdout)
+		exited <- cmd.Wait()
+	}()
+	// After the run, while it holds: the page answers with every turn.
+	resp, err := http.Get(page + "?range=all")
+	if err != nil {
+		t.Fatalf("the page at %s: %v", page, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// A scenario the host disturbed runs again, so the collector may have
+	// decided more turns than the demo lists, never fewer.
+	m := regexp.MustCompile(`<strong data-n="(\d+)">`).FindSubmatch(body)
+	shown := -1
+	if m != nil {
+		shown, _ = strconv.Atoi(string(m[1]))
+	}
+	if resp.StatusCode != http.StatusOK || turns == 0 || shown < turns {
+		t.Fatalf("the held page (HTTP %d) counts %d turns; the demo ran %d", resp.StatusCode, shown, turns)
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("the demo exited while holding: %v", err)
+	default:
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not stop on an interrupt")
+	}
+	if _, err := http.Get(page); err == nil {
+		t.Error("the page still answers after the demo stopped")
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/percause/percause/dashboards"
 	"github.com/percause/percause/internal/dayreport"
 	"github.com/percause/percause/internal/inproc"
+	"github.com/percause/percause/internal/verdictpage"
 )
 
 func init() {
@@ -91,12 +92,13 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	budget := fs.Duration("post-budget", time.Duration(dashboards.DefaultPostBudget*float64(time.Second)),
 		"the done reading's allowance for a turn's speech-end-to-post")
 	window := fs.Duration("take-window", linesconnector.DefaultTakeWindow, "how far apart in time a take line without a trace ID and its turn may be")
+	htmlOut := fs.String("html", "", "also write the day as the verdict page, one self-contained HTML `FILE` to open in any browser")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: percause lines [--json] [--post-budget D] [--take-window D] FILE… (- reads standard input)")
+		fmt.Fprintln(stderr, "usage: percause lines [--json] [--html FILE] [--post-budget D] [--take-window D] FILE… (- reads standard input)")
 		fmt.Fprintln(stderr, "Reads the phone's and the engine's [voice-turn] and [tts-take] lines (canonical or the app's spellings, any prefix)")
 		fmt.Fprintln(stderr, "through the collector's lines connector and verdict processor, run in this process on loopback, and prints")
 		fmt.Fprintln(stderr, "each turn's verdict, then the day's turns by cause and the done reading. Malformed lines are reported on")
-		fmt.Fprintln(stderr, "standard error with their file and line number.")
+		fmt.Fprintln(stderr, "standard error with their file and line number. --html FILE also writes the day as the verdict page.")
 		fs.PrintDefaults()
 	}
 	files, err := parseInterleaved(fs, args)
@@ -135,6 +137,12 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	sum := day.Summarize(budget.Seconds())
+	if *htmlOut != "" {
+		if err := writeLinesPage(*htmlOut, files, day, budget.Seconds()); err != nil {
+			fmt.Fprintf(stderr, "lines: %v\n", err)
+			return 1
+		}
+	}
 	if *asJSON {
 		err = dayreport.WriteJSON(stdout, day.Turns, &sum)
 	} else {
@@ -151,6 +159,48 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	return 0
+}
+
+// writeLinesPage writes the day as the verdict page, the same renderer the
+// verdicts exporter serves with, as one static file: every turn listed, no
+// form, no reloading. The file appears whole or not at all.
+func writeLinesPage(path string, files []string, day *dayreport.Day, budget float64) error {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+		if f == "-" {
+			names[i] = "(stdin)"
+		}
+	}
+	var b bytes.Buffer
+	err := verdictpage.Render(&b, verdictpage.Page{
+		Title: "percause lines: " + strings.Join(names, ", "), Now: time.Now(), Loc: time.Local,
+		RangeLabel: "every turn of the log", Turns: day.Turns, Links: day.Links,
+		Budget: budget, Listed: max(len(day.Turns), len(day.Links), 1),
+	})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".percause-page-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // parseInterleaved parses flags given before, between or after the files.

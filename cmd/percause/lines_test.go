@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,3 +223,61 @@ func TestLinesTable(t *testing.T) {
 }
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestLinesHTML: `percause lines --html FILE` writes the day as the
+// verdict page: every turn listed with its verdict and evidence, the
+// day's count, as one self-contained file (no script, nothing fetched).
+func TestLinesHTML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	bin := testenv.PercauseBin(t)
+	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "*"))
+	checked := 0
+	for _, dir := range dirs {
+		var want goldenCase
+		b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Verdicts) == 0 {
+			continue
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		out := filepath.Join(t.TempDir(), "day.html")
+		cmd := exec.Command(bin, append([]string{"lines", "--html", out}, logs...)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", dir, err, b)
+		}
+		page, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(page)
+		if !strings.Contains(s, `<strong data-n="`+strconv.Itoa(len(want.Verdicts))+`">`) {
+			t.Errorf("%s: the page does not count %d turns", dir, len(want.Verdicts))
+		}
+		for _, v := range want.Verdicts {
+			i := strings.Index(s, `data-trace="`+v.Trace+`" data-cause="`+v.Cause+`"`)
+			if i < 0 {
+				t.Errorf("%s: turn %s is not listed with verdict %s", dir, v.Trace, v.Cause)
+				continue
+			}
+			if !strings.Contains(html.UnescapeString(s[i:]), v.Evidence) {
+				t.Errorf("%s: turn %s's evidence %q is not shown", dir, v.Trace, v.Evidence)
+			}
+		}
+		for _, bad := range []string{"<script", "http-equiv=\"refresh\"", "<form", "https://", "http://"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s: the static page contains %s", dir, bad)
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no golden case with verdicts")
+	}
+}

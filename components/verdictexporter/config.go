@@ -3,8 +3,17 @@ package verdictexporter
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/confignet"
+	"go.opentelemetry.io/collector/config/configoptional"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/verdictpage"
 )
 
 // Defaults.
@@ -20,13 +29,36 @@ const (
 	// the verdicts written last: a verdict is sent again after a crash only
 	// if it was written in the moment before the crash.
 	tailRead = 4 << 20
+
+	// DefaultPageEndpoint is where the page listens when `http:` names no
+	// endpoint: loopback only.
+	DefaultPageEndpoint = "127.0.0.1:9465"
+	// DefaultKeepAge is how far back the page's store keeps turns and link
+	// status changes (by the turn's time).
+	DefaultKeepAge = 7 * 24 * time.Hour
+	// DefaultKeepTurns bounds the turns the page's store keeps (about
+	// 600 bytes each in memory, its span of about 1 KB in storage).
+	DefaultKeepTurns = 10000
+	// DefaultKeepLinkChanges bounds the link status changes it keeps.
+	DefaultKeepLinkChanges = 2000
+	// DefaultPageRefresh is how often the page reloads itself.
+	DefaultPageRefresh = 30 * time.Second
+	// DefaultPostBudget is the done reading's speech-end-to-post allowance.
+	DefaultPostBudget = semconv.DefaultPostBudget
+	// DefaultPageTurns is how many of the most recent turns the page lists.
+	DefaultPageTurns = verdictpage.DefaultListed
 )
 
 // Configuration errors.
 var (
-	ErrNoPath            = errors.New("path must name the verdict file")
-	ErrRotationNegative  = errors.New("rotation.max_megabytes and rotation.max_backups must not be negative")
-	ErrRecentNotPositive = errors.New("recent must be positive")
+	ErrNoPath              = errors.New("path must name the verdict file")
+	ErrRotationNegative    = errors.New("rotation.max_megabytes and rotation.max_backups must not be negative")
+	ErrRecentNotPositive   = errors.New("recent must be positive")
+	ErrNoEndpoint          = errors.New("http.endpoint must name where the page listens")
+	ErrExposedWithoutToken = errors.New("the page listens beyond loopback without an authenticator: set http.auth.authenticator (bearertokenauth, its token from the environment)")
+	ErrKeepNotPositive     = errors.New("keep.age, keep.turns and keep.link_changes must be positive")
+	ErrPageSettings        = errors.New("page.post_budget and page.turns must be positive, page.refresh not negative")
+	ErrStorageWithoutPage  = errors.New("storage keeps the page's turns: it needs http (the page)")
 )
 
 // Config is the verdict exporter's configuration.
@@ -38,6 +70,20 @@ type Config struct {
 	// Recent is how many recently written verdict span IDs are remembered
 	// so a verdict delivered again is written once.
 	Recent int `mapstructure:"recent"`
+
+	// HTTP serves the verdict page, with the collector's own HTTP server
+	// settings (endpoint, tls, auth, …). Absent: no page, and nothing is
+	// kept for one. `http:` with no endpoint listens on
+	// DefaultPageEndpoint.
+	HTTP configoptional.Optional[confighttp.ServerConfig] `mapstructure:"http"`
+	// Storage names a storage extension (file_storage) that keeps the
+	// page's turns and link status changes across restarts; without it
+	// they are kept in memory only.
+	Storage *component.ID `mapstructure:"storage"`
+	// Keep bounds what the page's store holds.
+	Keep KeepConfig `mapstructure:"keep"`
+	// Page sets what the page shows.
+	Page PageConfig `mapstructure:"page"`
 }
 
 // RotationConfig bounds the verdict file.
@@ -49,12 +95,45 @@ type RotationConfig struct {
 	MaxBackups int `mapstructure:"max_backups"`
 }
 
+// KeepConfig bounds the page's store: whichever bound is reached first
+// lets the oldest go.
+type KeepConfig struct {
+	// Age: turns and link changes older than this (by the turn's time)
+	// are let go.
+	Age time.Duration `mapstructure:"age"`
+	// Turns is the most turns kept.
+	Turns int `mapstructure:"turns"`
+	// LinkChanges is the most link status changes kept.
+	LinkChanges int `mapstructure:"link_changes"`
+}
+
+// PageConfig sets what the page shows.
+type PageConfig struct {
+	// PostBudget is the done reading's speech-end-to-post allowance.
+	PostBudget time.Duration `mapstructure:"post_budget"`
+	// Refresh is how often the page reloads itself; 0 never.
+	Refresh time.Duration `mapstructure:"refresh"`
+	// Turns is how many of the most recent turns (and link changes) the
+	// page lists.
+	Turns int `mapstructure:"turns"`
+}
+
 var _ component.Config = (*Config)(nil)
+
+func defaultServerConfig() confighttp.ServerConfig {
+	sc := confighttp.NewDefaultServerConfig()
+	sc.NetAddr.Endpoint = DefaultPageEndpoint
+	sc.NetAddr.Transport = confignet.TransportTypeTCP
+	return sc
+}
 
 func createDefaultConfig() component.Config {
 	return &Config{
 		Rotation: RotationConfig{MaxMegabytes: DefaultMaxMegabytes, MaxBackups: DefaultMaxBackups},
 		Recent:   DefaultRecent,
+		HTTP:     configoptional.Default(defaultServerConfig()),
+		Keep:     KeepConfig{Age: DefaultKeepAge, Turns: DefaultKeepTurns, LinkChanges: DefaultKeepLinkChanges},
+		Page:     PageConfig{PostBudget: DefaultPostBudget, Refresh: DefaultPageRefresh, Turns: DefaultPageTurns},
 	}
 }
 
@@ -70,5 +149,42 @@ func (c *Config) Validate() error {
 	if c.Recent <= 0 {
 		errs = errors.Join(errs, fmt.Errorf("%w: recent is %d", ErrRecentNotPositive, c.Recent))
 	}
+	if !c.HTTP.HasValue() {
+		if c.Storage != nil {
+			errs = errors.Join(errs, ErrStorageWithoutPage)
+		}
+		return errs
+	}
+	sc := c.HTTP.Get()
+	switch {
+	case sc.NetAddr.Endpoint == "":
+		errs = errors.Join(errs, ErrNoEndpoint)
+	case !sc.Auth.HasValue() && !loopback(sc.NetAddr):
+		errs = errors.Join(errs, fmt.Errorf("%w (http.endpoint is %s)", ErrExposedWithoutToken, sc.NetAddr.Endpoint))
+	}
+	if c.Keep.Age <= 0 || c.Keep.Turns <= 0 || c.Keep.LinkChanges <= 0 {
+		errs = errors.Join(errs, fmt.Errorf("%w: age %s, turns %d, link_changes %d", ErrKeepNotPositive, c.Keep.Age, c.Keep.Turns, c.Keep.LinkChanges))
+	}
+	if c.Page.PostBudget <= 0 || c.Page.Turns <= 0 || c.Page.Refresh < 0 {
+		errs = errors.Join(errs, fmt.Errorf("%w: post_budget %s, turns %d, refresh %s", ErrPageSettings, c.Page.PostBudget, c.Page.Turns, c.Page.Refresh))
+	}
 	return errs
+}
+
+// loopback reports whether an endpoint is reachable from this machine
+// only: a loopback address or localhost over TCP, or a Unix socket. An
+// empty host (":9465") listens on every interface.
+func loopback(a confignet.AddrConfig) bool {
+	if a.Transport == confignet.TransportTypeUnix || a.Transport == confignet.TransportTypeUnixgram {
+		return true
+	}
+	host, _, err := net.SplitHostPort(a.Endpoint)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Split(host, "%")[0])
+	return ip != nil && ip.IsLoopback()
 }

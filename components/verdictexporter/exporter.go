@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -22,11 +24,25 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// verdictExporter appends verdict spans to the verdict file.
+// verdictExporter appends verdict spans to the verdict file and, with
+// http, keeps the recent verdicts and link status changes and serves the
+// verdict page from them.
 type verdictExporter struct {
 	cfg    *Config
+	id     component.ID
 	logger *zap.Logger
 	tel    *metadata.TelemetryBuilder
+	telset component.TelemetrySettings
+	now    func() time.Time
+
+	// page is nil without http; server serves it.
+	page   *pageStore
+	server *http.Server
+	served chan struct{}
+	addr   string
+	// stopFlush ends the loop that stores the page's changes; flushed
+	// closes when it has.
+	stopFlush, flushed chan struct{}
 
 	mu     sync.Mutex
 	f      *os.File
@@ -42,7 +58,12 @@ func newExporter(set exporter.Settings, cfg *Config) (*verdictExporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &verdictExporter{cfg: cfg, logger: set.Logger, tel: tel, recent: newRecentSet(cfg.Recent)}, nil
+	e := &verdictExporter{cfg: cfg, id: set.ID, logger: set.Logger, tel: tel, telset: set.TelemetrySettings,
+		now: time.Now, recent: newRecentSet(cfg.Recent)}
+	if cfg.HTTP.HasValue() {
+		e.page = newPageStore(cfg.Keep)
+	}
+	return e, nil
 }
 
 // Capabilities: the batch is only read.
@@ -53,7 +74,7 @@ func (e *verdictExporter) Capabilities() consumer.Capabilities {
 // Start opens the file for appending. A line a crash left half written is
 // cut off (it was never acknowledged, so its verdict is sent again), and
 // the verdicts of the file's last lines are remembered.
-func (e *verdictExporter) Start(context.Context, component.Host) error {
+func (e *verdictExporter) Start(ctx context.Context, host component.Host) error {
 	if err := os.MkdirAll(filepath.Dir(e.cfg.Path), 0o755); err != nil {
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
@@ -71,7 +92,35 @@ func (e *verdictExporter) Start(context.Context, component.Host) error {
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
 	e.f, e.size = f, size
+	if e.page == nil {
+		return nil
+	}
+	if e.cfg.Storage != nil {
+		n, err := e.page.open(ctx, host, *e.cfg.Storage, e.id, e.now())
+		if err != nil {
+			e.closeFile()
+			return fmt.Errorf("verdict exporter: %w", err)
+		}
+		e.logger.Info("verdict exporter: the page's turns read back from storage", zap.Int("spans", n))
+		e.stopFlush, e.flushed = make(chan struct{}), make(chan struct{})
+		go e.flushLoop(e.stopFlush, e.flushed)
+	}
+	if err := e.startServer(ctx, host); err != nil {
+		e.stopFlushing()
+		_ = e.page.close(ctx)
+		e.closeFile()
+		return fmt.Errorf("verdict exporter: the page: %w", err)
+	}
 	return nil
+}
+
+func (e *verdictExporter) closeFile() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.f != nil {
+		_ = e.f.Close()
+		e.f = nil
+	}
 }
 
 // recover reads the end of the file: it truncates a torn last line and
@@ -117,16 +166,38 @@ func (e *verdictExporter) recover(f *os.File) (int64, error) {
 	return size, nil
 }
 
-// Shutdown closes the file.
-func (e *verdictExporter) Shutdown(context.Context) error {
+// Shutdown stops the page's server, then closes the file and the
+// storage client.
+func (e *verdictExporter) Shutdown(ctx context.Context) error {
+	var errs error
+	if e.server != nil {
+		if err := e.server.Shutdown(ctx); err != nil {
+			errs = errors.Join(errs, err)
+			_ = e.server.Close()
+		}
+		<-e.served
+		e.server = nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.f == nil {
-		return nil
+	if e.f != nil {
+		errs = errors.Join(errs, e.f.Close())
+		e.f = nil
 	}
-	err := e.f.Close()
-	e.f = nil
-	return err
+	if e.page != nil {
+		e.stopFlushing()
+		errs = errors.Join(errs, e.page.close(ctx))
+	}
+	return errs
+}
+
+// stopFlushing ends the flush loop after its last flush.
+func (e *verdictExporter) stopFlushing() {
+	if e.stopFlush != nil {
+		close(e.stopFlush)
+		<-e.flushed
+		e.stopFlush = nil
+	}
 }
 
 // eachVerdict calls fn for every percause.verdict span of td.
@@ -149,7 +220,9 @@ func eachVerdict(td ptrace.Traces, fn func(ptrace.ResourceSpans, ptrace.ScopeSpa
 
 // ConsumeTraces appends the batch's verdict spans not written before as one
 // line, and returns once the line is written (to the operating system: a
-// killed collector loses none of it; a power cut may).
+// killed collector loses none of it; a power cut may). With the page, the
+// new verdicts and the batch's link status changes then go into the
+// page's store.
 func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -160,21 +233,36 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	// they come; others are copied down to their new verdicts.
 	var fresh, dup, other int
 	var ids []pcommon.SpanID
+	// For the page: the verdicts new to the file, a verdict the file holds
+	// but the page does not (written in the moment before a crash), and
+	// the link status changes.
+	var forPage []pageSpan
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
+			ss := sss.At(j)
+			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				s := spans.At(k)
 				switch {
 				case s.Name() != semconv.SpanVerdict:
 					other++
+					if e.page != nil && s.Name() == semconv.SpanLinkStatus {
+						forPage = append(forPage, pageSpan{rs, ss, s})
+					}
 				case e.recent.has(s.SpanID()) || containsID(ids, s.SpanID()):
 					dup++
+					if e.page != nil && !e.page.holds(storeKey(keyTurn, s)) {
+						forPage = append(forPage, pageSpan{rs, ss, s})
+					}
 				default:
 					fresh++
 					ids = append(ids, s.SpanID())
+					if e.page != nil {
+						forPage = append(forPage, pageSpan{rs, ss, s})
+					}
 				}
 			}
 		}
@@ -182,9 +270,76 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	if dup > 0 {
 		e.tel.ExporterVerdictsDuplicate.Add(ctx, int64(dup))
 	}
-	if fresh == 0 {
-		return nil
+	if fresh > 0 {
+		if err := e.write(ctx, td, fresh, dup, other, ids); err != nil {
+			return err
+		}
 	}
+	if len(forPage) > 0 {
+		e.keep(ctx, forPage)
+	}
+	return nil
+}
+
+// pageSpan is a span for the page's store, with its resource and scope.
+type pageSpan struct {
+	rs ptrace.ResourceSpans
+	ss ptrace.ScopeSpans
+	s  ptrace.Span
+}
+
+// keep puts spans in the page's store; the flush loop stores the changes.
+// The page is a view of the verdicts the file holds: storing it never
+// refuses a batch (a failed transaction is logged, counted and tried again
+// by the next flush).
+func (e *verdictExporter) keep(ctx context.Context, spans []pageSpan) {
+	items := make([]item, 0, len(spans))
+	for _, ps := range spans {
+		it, ok, err := itemOf(ps.rs, ps.ss, ps.s)
+		if err != nil {
+			e.logger.Warn("verdict exporter: a span the page cannot keep", zap.Error(err))
+			continue
+		}
+		if ok {
+			items = append(items, it)
+		}
+	}
+	added, evicted := e.page.add(items, e.now())
+	if added > 0 {
+		e.tel.ExporterVerdictsPageKept.Add(ctx, int64(added))
+	}
+	if evicted > 0 {
+		e.tel.ExporterVerdictsPageEvicted.Add(ctx, int64(evicted))
+	}
+}
+
+// flushLoop stores the page's changes every flushEvery until stop closes,
+// then once more.
+func (e *verdictExporter) flushLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			e.flushPage()
+		case <-stop:
+			e.flushPage()
+			return
+		}
+	}
+}
+
+func (e *verdictExporter) flushPage() {
+	ctx := context.Background()
+	if err := e.page.flush(ctx); err != nil {
+		e.tel.ExporterVerdictsPageStorageErrors.Add(ctx, 1)
+		e.logger.Warn("verdict exporter: storing the page's turns failed; tried again in a moment", zap.Error(err))
+	}
+}
+
+// write appends the batch's fresh verdicts to the file as one line.
+func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh, dup, other int, ids []pcommon.SpanID) error {
 	out := td
 	if dup > 0 || other > 0 {
 		out = ptrace.NewTraces()

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -264,16 +267,39 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	with := func(f func(*Config)) *Config {
+		c := createDefaultConfig().(*Config)
+		f(c)
+		return c
+	}
+	storageID := component.MustNewID("file_storage")
 	for _, tc := range []struct {
 		name    string
 		want    *Config
 		wantErr error
 	}{
-		{name: "verdicts", want: &Config{Path: "./percause-data/verdicts.jsonl", Rotation: RotationConfig{MaxMegabytes: DefaultMaxMegabytes, MaxBackups: DefaultMaxBackups}, Recent: DefaultRecent}},
-		{name: "verdicts/custom", want: &Config{Path: "/var/lib/percause/v.jsonl", Rotation: RotationConfig{MaxMegabytes: 10, MaxBackups: 0}, Recent: 50}},
+		{name: "verdicts", want: with(func(c *Config) { c.Path = "./percause-data/verdicts.jsonl" })},
+		{name: "verdicts/custom", want: with(func(c *Config) {
+			c.Path, c.Rotation, c.Recent = "/var/lib/percause/v.jsonl", RotationConfig{MaxMegabytes: 10, MaxBackups: 0}, 50
+		})},
+		{name: "verdicts/page", want: with(func(c *Config) {
+			c.Path, c.HTTP, c.Storage = "v.jsonl", configoptional.Some(defaultServerConfig()), &storageID
+		})},
+		{name: "verdicts/page_custom", want: with(func(c *Config) {
+			sc := defaultServerConfig()
+			sc.NetAddr.Endpoint = "[::1]:9999"
+			c.Path, c.HTTP = "v.jsonl", configoptional.Some(sc)
+			c.Keep = KeepConfig{Age: 48 * time.Hour, Turns: 100, LinkChanges: 10}
+			c.Page = PageConfig{PostBudget: 2 * time.Second, Refresh: 0, Turns: 5}
+		})},
 		{name: "verdicts/no_path", wantErr: ErrNoPath},
 		{name: "verdicts/bad_rotation", wantErr: ErrRotationNegative},
 		{name: "verdicts/bad_recent", wantErr: ErrRecentNotPositive},
+		{name: "verdicts/exposed", wantErr: ErrExposedWithoutToken},
+		{name: "verdicts/exposed_no_host", wantErr: ErrExposedWithoutToken},
+		{name: "verdicts/bad_keep", wantErr: ErrKeepNotPositive},
+		{name: "verdicts/bad_page", wantErr: ErrPageSettings},
+		{name: "verdicts/storage_without_page", wantErr: ErrStorageWithoutPage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sub, err := cm.Sub(tc.name)
@@ -294,9 +320,21 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *cfg != *tc.want {
+			if !reflect.DeepEqual(cfg, tc.want) {
 				t.Fatalf("config %+v, want %+v", *cfg, *tc.want)
 			}
 		})
+	}
+	// Exposed with a token is valid, and without http there is no page.
+	sub, _ := cm.Sub("verdicts/exposed_with_token")
+	cfg := createDefaultConfig().(*Config)
+	if err := sub.Unmarshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("a page behind an authenticator: %v", err)
+	}
+	if createDefaultConfig().(*Config).HTTP.HasValue() {
+		t.Error("the page is on without http")
 	}
 }

@@ -32,7 +32,7 @@ type Collector struct {
 	Verdicts  string // the verdict file
 	cmd       *exec.Cmd
 	done      chan struct{}
-	ports     [4]int
+	ports     [5]int
 	bin       string
 	configs   []string
 	env       []string
@@ -66,6 +66,7 @@ func StartCollector(ctx context.Context, bin, name, dir string, configs []string
 		fmt.Sprintf("%s=%d", collectorconfig.EnvTelemetryPort, c.ports[3]),
 		collectorconfig.EnvDataDir+"="+c.DataDir,
 		collectorconfig.EnvVerdictFile+"="+c.Verdicts,
+		collectorconfig.EnvPageEndpoint+"="+addr(c.ports[4]),
 	)
 	c.env = append(c.env, extraEnv...)
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {

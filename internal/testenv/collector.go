@@ -15,6 +15,7 @@ import (
 const (
 	EnvOTLPEndpoint   = collectorconfig.EnvOTLPEndpoint
 	EnvPromEndpoint   = collectorconfig.EnvPromEndpoint
+	EnvPageEndpoint   = collectorconfig.EnvPageEndpoint
 	EnvHealthEndpoint = collectorconfig.EnvHealthEndpoint
 	EnvTelemetryPort  = collectorconfig.EnvTelemetryPort
 	EnvDataDir        = collectorconfig.EnvDataDir
@@ -41,6 +42,8 @@ type Collector struct {
 	TelemetryURL string
 	// HealthURL is the health_check endpoint.
 	HealthURL string
+	// PageURL is the verdict page (…/).
+	PageURL string
 	// DataDir is the collector's data folder (a test temp dir).
 	DataDir string
 	// VerdictFile is where the traces with their verdict spans are written
@@ -81,16 +84,18 @@ func StartCollector(tb testing.TB, opts ...CollectorOption) *Collector {
 	dir := tb.TempDir()
 	c := &Collector{DataDir: filepath.Join(dir, "data")}
 	c.VerdictFile = filepath.Join(c.DataDir, "verdicts.jsonl")
-	otlp, prom, health, tel := FreePort(tb), FreePort(tb), FreePort(tb), FreePort(tb)
+	otlp, prom, health, tel, page := FreePort(tb), FreePort(tb), FreePort(tb), FreePort(tb), FreePort(tb)
 	c.OTLPURL = fmt.Sprintf("http://127.0.0.1:%d", otlp)
 	c.PromURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", prom)
 	c.HealthURL = fmt.Sprintf("http://127.0.0.1:%d/", health)
 	c.TelemetryURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", tel)
+	c.PageURL = fmt.Sprintf("http://127.0.0.1:%d/", page)
 
 	env := map[string]string{
 		EnvOTLPEndpoint:   fmt.Sprintf("127.0.0.1:%d", otlp),
 		EnvPromEndpoint:   fmt.Sprintf("127.0.0.1:%d", prom),
 		EnvHealthEndpoint: fmt.Sprintf("127.0.0.1:%d", health),
+		EnvPageEndpoint:   fmt.Sprintf("127.0.0.1:%d", page),
 		EnvTelemetryPort:  fmt.Sprint(tel),
 		EnvDataDir:        c.DataDir,
 		EnvVerdictFile:    c.VerdictFile,

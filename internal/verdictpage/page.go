@@ -515,7 +515,7 @@ func niceCeil(n int) int {
 	for p*10 < n {
 		p *= 10
 	}
-	for _, m := range []int{1, 2, 5} {
+	for _, m := range []int{1, 2, 3, 4, 5, 6, 8} {
 		if m*p >= n {
 			return m * p
 		}

@@ -136,9 +136,9 @@ func TestShowsTheVerdicts(t *testing.T) {
 		`<span class="mark bad">no</span> pool_reset at 0: highest tally 1`,
 		`<li data-cause="none" data-n="3">`, `<li data-cause="network" data-n="1">`,
 		`take t3 need 2.10 s &gt; cushion 1.50 s`,
-		`<td class="n" data-field="need">2.10 s</td><td>&gt;</td><td class="n" data-field="cushion">1.50 s</td><td>synthesis</td>`,
-		`<td class="n" data-field="need">0.40 s</td><td>≤</td>`,
-		`take never came`,
+		`unit 3 · take <code>t3</code>: 2 underruns, 1.40 s silent; need <strong data-field="need">2.10 s</strong> &gt; cushion <strong data-field="cushion">1.50 s</strong>: read as <span class="read-as">synthesis</span>`,
+		`need <strong data-field="need">0.40 s</strong> ≤ cushion`,
+		`the take never came; cushion <strong data-field="cushion">1.50 s</strong>`,
 		`bluetooth_a2dp (Bluetooth)`,
 		`<dt>decided early</dt><dd class="bad">wait</dd>`,
 		`ok → <strong>engine_restarting</strong>`, `Pippa is restarting, back in a few seconds.`,
@@ -289,7 +289,7 @@ func TestBucketStep(t *testing.T) {
 			t.Errorf("span %s: step %s, want %s", c.span, got, c.want)
 		}
 	}
-	for _, c := range []struct{ in, want int }{{0, 1}, {1, 1}, {2, 2}, {3, 5}, {7, 10}, {12, 20}, {50, 50}, {51, 100}} {
+	for _, c := range []struct{ in, want int }{{0, 1}, {1, 1}, {2, 2}, {3, 3}, {7, 8}, {9, 10}, {12, 20}, {23, 30}, {50, 50}, {51, 60}, {81, 100}} {
 		if got := niceCeil(c.in); got != c.want {
 			t.Errorf("niceCeil(%d) = %d, want %d", c.in, got, c.want)
 		}

@@ -23,6 +23,20 @@ type TelemetryBuilder struct {
 	// ExporterVerdictsWriteErrors is the number of failed writes (the batch
 	// is refused, so the pipeline sends it again).
 	ExporterVerdictsWriteErrors metric.Int64Counter
+	// ExporterVerdictsPageKept is the number of turns and link status
+	// changes the page's store took in.
+	ExporterVerdictsPageKept metric.Int64Counter
+	// ExporterVerdictsPageEvicted is the number the store let go (past
+	// keep.age, keep.turns or keep.link_changes).
+	ExporterVerdictsPageEvicted metric.Int64Counter
+	// ExporterVerdictsPageStorageErrors is the number of failed storage
+	// transactions (tried again with the next batch).
+	ExporterVerdictsPageStorageErrors metric.Int64Counter
+	// ExporterVerdictsPageServed is the number of pages rendered.
+	ExporterVerdictsPageServed metric.Int64Counter
+	// ExporterVerdictsPageRefused is the number of page requests refused
+	// by the page (a bad query, an unknown path or method).
+	ExporterVerdictsPageRefused metric.Int64Counter
 }
 
 // NewTelemetryBuilder makes the component's instruments.
@@ -47,5 +61,19 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
+	for _, c := range []struct {
+		to         *metric.Int64Counter
+		name, desc string
+		unit       string
+	}{
+		{&b.ExporterVerdictsPageKept, "otelcol_exporter_verdicts_page_kept", "Turns and link status changes the page's store took in. [alpha]", "{span}"},
+		{&b.ExporterVerdictsPageEvicted, "otelcol_exporter_verdicts_page_evicted", "Turns and link status changes the page's store let go, past its bounds. [alpha]", "{span}"},
+		{&b.ExporterVerdictsPageStorageErrors, "otelcol_exporter_verdicts_page_storage_errors", "Failed storage transactions of the page's store; tried again with the next batch. [alpha]", "{error}"},
+		{&b.ExporterVerdictsPageServed, "otelcol_exporter_verdicts_page_served", "Verdict pages rendered. [alpha]", "{page}"},
+		{&b.ExporterVerdictsPageRefused, "otelcol_exporter_verdicts_page_refused", "Page requests refused by the page (bad query, unknown path or method). [alpha]", "{request}"},
+	} {
+		*c.to, err = b.meter.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit))
+		errs = errors.Join(errs, err)
+	}
 	return &b, errs
 }

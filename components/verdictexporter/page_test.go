@@ -1,0 +1,393 @@
+package verdictexporter
+
+import (
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configauth"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/components/verdictexporter/internal/metadata"
+	"github.com/percause/percause/instr/semconv"
+)
+
+// host has the extensions a test starts: file_storage, bearertokenauth.
+type host struct {
+	component.Host
+	exts map[component.ID]component.Component
+}
+
+func (h *host) GetExtensions() map[component.ID]component.Component { return h.exts }
+
+func newHost(t *testing.T) *host {
+	return &host{Host: componenttest.NewNopHost(), exts: map[component.ID]component.Component{}}
+}
+
+var storageID = component.MustNewID("file_storage")
+
+func (h *host) withStorage(t *testing.T, dir string) *host {
+	t.Helper()
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory, cfg.CreateDirectory = dir, true
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+	h.exts[storageID] = ext
+	return h
+}
+
+var tokenID = component.MustNewID("bearertokenauth")
+
+func (h *host) withToken(t *testing.T, token string) *host {
+	t.Helper()
+	f := bearertokenauthextension.NewFactory()
+	cfg := f.CreateDefaultConfig().(*bearertokenauthextension.Config)
+	cfg.BearerToken = configopaque.String(token)
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
+	h.exts[tokenID] = ext
+	return h
+}
+
+// pageConfig is a config with the page on a free loopback port.
+func pageConfig(path string) *Config {
+	c := config(path)
+	sc := defaultServerConfig()
+	sc.NetAddr.Endpoint = "127.0.0.1:0"
+	c.HTTP = configoptional.Some(sc)
+	return c
+}
+
+// clock is the exporter's now, set by the test.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+var testNow = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+// settings names the exporter as a configuration would (its storage is
+// found again under the same name after a restart).
+func settings() exporter.Settings {
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.ID = component.NewID(metadata.Type)
+	return set
+}
+
+func startWith(t *testing.T, cfg *Config, h component.Host, c *clock) *verdictExporter {
+	t.Helper()
+	e, err := newExporter(settings(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.now = c.now
+	if err := e.Start(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return e
+}
+
+// turnAt is verdictBatch(n) with the turn's time set, an underrun event
+// and the route.
+func turnAt(n byte, at time.Time) ptrace.Traces {
+	td := verdictBatch(n)
+	s := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	a := s.Attributes()
+	a.PutInt(semconv.VerdictTurnTime, at.UnixNano())
+	a.PutEmptySlice(semconv.RouteOutputs).AppendEmpty().SetStr(semconv.PortBluetoothA2DP)
+	a.PutBool(semconv.RouteBluetooth, true)
+	ev := s.Events().AppendEmpty()
+	ev.SetName(semconv.EventUnderrun)
+	ea := ev.Attributes()
+	ea.PutInt(semconv.UnitIndex, 3)
+	ea.PutStr(semconv.TakeID, fmt.Sprintf("take-%d", n))
+	ea.PutInt(semconv.UnitUnderruns, 2)
+	ea.PutDouble(semconv.UnitSilent, 1.4)
+	ea.PutDouble(semconv.UnitCushion, 1.5)
+	ea.PutDouble(semconv.TakeNeed, 2.1)
+	ea.PutStr(semconv.VerdictCause, semconv.CauseSynthesis)
+	return td
+}
+
+func linkAt(n byte, at time.Time, status string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr(semconv.AppInstallationID, "install-1")
+	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	s.SetName(semconv.SpanLinkStatus)
+	s.SetTraceID(pcommon.TraceID{0xDD, 15: n})
+	s.SetSpanID(pcommon.SpanID{0xDD, 7: n})
+	s.SetStartTimestamp(pcommon.NewTimestampFromTime(at))
+	s.Attributes().PutStr(semconv.LinkStatus, status)
+	s.Attributes().PutStr(semconv.LinkStatusMessage, "Pippa is restarting, back in a few seconds.")
+	return td
+}
+
+func get(t *testing.T, url string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// TestPageShowsWhatItKeeps: over real HTTP on loopback, the page shows the
+// verdicts written and the link status changes passed on, each once,
+// under its headers; it refuses what is not a page request.
+func TestPageShowsWhatItKeeps(t *testing.T) {
+	c := &clock{testNow}
+	e := startWith(t, pageConfig(filepath.Join(t.TempDir(), "v.jsonl")), newHost(t), c)
+	ctx := context.Background()
+	for _, td := range []ptrace.Traces{turnAt(1, testNow.Add(-3*time.Hour)), turnAt(2, testNow.Add(-2*time.Hour)),
+		turnAt(2, testNow.Add(-2*time.Hour)), linkAt(1, testNow.Add(-30*time.Minute), semconv.LinkStatusEngineRestarting),
+		linkAt(1, testNow.Add(-30*time.Minute), semconv.LinkStatusEngineRestarting)} {
+		if err := e.ConsumeTraces(ctx, td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "http://" + e.addr + "/"
+	code, body, h := get(t, base)
+	if code != http.StatusOK {
+		t.Fatalf("GET / = %d: %s", code, body)
+	}
+	for _, want := range []string{`<strong data-n="2">2</strong> turns`, `take-1`, `take-2`, `need <strong data-field="need">2.10 s</strong> &gt; cushion`,
+		`bluetooth_a2dp (Bluetooth)`, `<strong>engine_restarting</strong>`, `Kept in memory only`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not say %s", want)
+		}
+	}
+	if n := strings.Count(body, `<tr data-status=`); n != 1 {
+		t.Errorf("%d link changes shown, want 1", n)
+	}
+	if !strings.HasPrefix(h.Get("Content-Security-Policy"), "default-src 'none'") || h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers %v", h)
+	}
+	if _, narrow, _ := get(t, base+"?range=1h"); !strings.Contains(narrow, `data-n="0">0</strong> turns`) {
+		t.Error("the last hour shows turns from before it")
+	}
+	if _, other, _ := get(t, base+"?range=all&installation=someone-else"); !strings.Contains(other, `data-n="0">0</strong> turns`) {
+		t.Error("another installation's page shows install-1's turns")
+	}
+	_, zipped, zh := get(t, base, "Accept-Encoding", "gzip")
+	if zh.Get("Content-Encoding") != "gzip" || zipped != body {
+		t.Errorf("gzip: encoding %q, same page %v", zh.Get("Content-Encoding"), zipped == body)
+	}
+	for url, want := range map[string]int{base + "favicon.ico": 404, base + "?range=2d": 400, base + "?installation=%0a": 400} {
+		if code, _, _ := get(t, url); code != want {
+			t.Errorf("GET %s = %d, want %d", url, code, want)
+		}
+	}
+	resp, err := http.Post(base, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST / = %d", resp.StatusCode)
+	}
+	// The verdict file holds each verdict once, as before.
+	if got := verdictIDs(t, e.cfg.Path); len(got) != 2 {
+		t.Errorf("the verdict file holds %d verdicts, want 2", len(got))
+	}
+}
+
+// TestPageKeepsWithinBounds: past keep.turns and keep.link_changes the
+// oldest go, and so does what is older than keep.age.
+func TestPageKeepsWithinBounds(t *testing.T) {
+	c := &clock{testNow}
+	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
+	cfg.Keep = KeepConfig{Age: 24 * time.Hour, Turns: 3, LinkChanges: 1}
+	e := startWith(t, cfg, newHost(t), c)
+	ctx := context.Background()
+	// Turn 5 happened first; turn 6 is two days old on arrival.
+	for i, at := range []time.Duration{4, 3, 2, 1, 5, 48} {
+		if err := e.ConsumeTraces(ctx, turnAt(byte(i+1), testNow.Add(-at*time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		if err := e.ConsumeTraces(ctx, linkAt(byte(i+1), testNow.Add(-time.Duration(3-i)*time.Minute), semconv.LinkStatusOK)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turns, links, _, kept, keptLinks := e.page.snapshot(time.Time{}, c.t)
+	if kept != 3 || len(turns) != 3 || keptLinks != 1 || len(links) != 1 {
+		t.Fatalf("kept %d turns, %d links; want 3 and 1", kept, keptLinks)
+	}
+	for i, want := range []int64{2, 3, 4} {
+		if turns[i].Turn != want {
+			t.Errorf("kept turns %v, want the three newest (2, 3, 4) in order", []int64{turns[0].Turn, turns[1].Turn, turns[2].Turn})
+			break
+		}
+	}
+	// A day later everything is past keep.age: the page shows none of it.
+	c.t = c.t.Add(25 * time.Hour)
+	if turns, _, _, _, _ := e.page.snapshot(time.Time{}, c.t); len(turns) != 0 {
+		t.Errorf("%d turns older than keep.age shown", len(turns))
+	}
+	if err := e.ConsumeTraces(ctx, turnAt(9, c.t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, kept, keptLinks := e.page.snapshot(time.Time{}, c.t); kept != 1 || keptLinks != 0 {
+		t.Errorf("after a new turn a day later: %d turns, %d links kept, want 1 and 0", kept, keptLinks)
+	}
+}
+
+// storedKeys walks the exporter's storage and counts its keys by kind.
+func storedKeys(t *testing.T, h *host, e *verdictExporter) map[byte]int {
+	t.Helper()
+	w, ok := e.page.client.(storage.Walker)
+	if !ok {
+		t.Fatal("the storage client cannot walk")
+	}
+	got := map[byte]int{}
+	if err := w.Walk(context.Background(), func(key string, _ []byte) ([]*storage.Operation, error) {
+		got[key[0]]++
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestPageSurvivesARestart: with file_storage, a restarted exporter shows
+// the turns and link changes it kept before, read back from the spans
+// stored; storage holds no more than the bounds.
+func TestPageSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{testNow}
+	cfg := pageConfig(filepath.Join(dir, "v.jsonl"))
+	cfg.Storage = &storageID
+	cfg.Keep.Turns = 4
+	h := newHost(t).withStorage(t, filepath.Join(dir, "storage"))
+	e, err := newExporter(settings(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.now = c.now
+	if err := e.Start(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 6 {
+		if err := e.ConsumeTraces(ctx, turnAt(byte(i+1), testNow.Add(-time.Duration(6-i)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.ConsumeTraces(ctx, linkAt(1, testNow, semconv.LinkStatusDeviceOffline)); err != nil {
+		t.Fatal(err)
+	}
+	e.flushPage() // what the flush loop does every flushEvery
+	if got := storedKeys(t, h, e); got[keyTurn] != 4 || got[keyLink] != 1 {
+		t.Fatalf("storage holds %v, want 4 turns and 1 link change", got)
+	}
+	_, before, _ := get(t, "http://"+e.addr+"/")
+	if err := e.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	e2 := startWith(t, cfg, h, c)
+	_, after, _ := get(t, "http://"+e2.addr+"/")
+	for _, want := range []string{`data-n="4">4</strong> turns`, "take-3", "take-6", "device_offline", "Kept in file_storage, across restarts"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("after the restart the page does not say %s", want)
+		}
+	}
+	if strings.Contains(after, "take-2") {
+		t.Error("a turn let go before the restart is back")
+	}
+	cut := func(s string) string { // the rendering time and address aside
+		return s[strings.Index(s, "<section"):]
+	}
+	if cut(before) != cut(after) {
+		t.Error("the page after the restart differs from the page before it")
+	}
+	// A verdict the file has and the page lost (written in the moment
+	// before a crash) is taken in when it comes again; the file keeps it once.
+	e2.page.mu.Lock()
+	key := e2.page.turns[len(e2.page.turns)-1].key
+	e2.page.turns = e2.page.turns[:len(e2.page.turns)-1]
+	delete(e2.page.has, key)
+	e2.page.mu.Unlock()
+	if err := e2.ConsumeTraces(ctx, turnAt(6, testNow.Add(-time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if !e2.page.holds(key) {
+		t.Error("a verdict the page lost is not taken in again")
+	}
+	if got := verdictIDs(t, cfg.Path); len(got) != 6 {
+		t.Errorf("the verdict file holds %d verdicts, want 6", len(got))
+	}
+}
+
+// TestPageBehindAToken: with http.auth naming bearertokenauth, the page
+// answers 401 without the token or with a wrong one, and the page with it.
+func TestPageBehindAToken(t *testing.T) {
+	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
+	sc := cfg.HTTP.Get()
+	sc.NetAddr.Endpoint = "127.0.0.1:0"
+	sc.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: tokenID}})
+	e := startWith(t, cfg, newHost(t).withToken(t, "right-token"), &clock{testNow})
+	base := "http://" + e.addr + "/"
+	for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong-token"}, {"Authorization", "right-token"}} {
+		if code, _, _ := get(t, base, hdr...); code != http.StatusUnauthorized {
+			t.Errorf("GET / with %v = %d, want 401", hdr, code)
+		}
+	}
+	if code, body, _ := get(t, base, "Authorization", "Bearer right-token"); code != http.StatusOK || !strings.Contains(body, PageTitle) {
+		t.Errorf("GET / with the token = %d", code)
+	}
+}

@@ -1,0 +1,154 @@
+package verdictexporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.uber.org/zap"
+
+	"github.com/percause/percause/internal/verdictpage"
+)
+
+// PageTitle heads the served page.
+const PageTitle = "percause: verdicts"
+
+// startServer listens where http says, with the collector's own HTTP
+// server settings (TLS, the authenticator, …), and serves the page.
+func (e *verdictExporter) startServer(ctx context.Context, host component.Host) error {
+	sc := *e.cfg.HTTP.Get()
+	ln, err := sc.ToListener(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := sc.ToServer(ctx, host.GetExtensions(), e.telset, http.HandlerFunc(e.servePage))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	e.server, e.served, e.addr = srv, make(chan struct{}), ln.Addr().String()
+	e.logger.Info("verdict exporter: serving the verdict page", zap.String("endpoint", ln.Addr().String()))
+	go func() {
+		defer close(e.served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.logger.Error("verdict exporter: the page's server stopped", zap.Error(err))
+		}
+	}()
+	return nil
+}
+
+// servePage answers GET / with the page for the query's range and
+// installation.
+func (e *verdictExporter) servePage(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", verdictpage.CSP+"; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	refuse := func(code int, msg string) {
+		e.tel.ExporterVerdictsPageRefused.Add(r.Context(), 1)
+		http.Error(w, msg, code)
+	}
+	if r.URL.Path != "/" {
+		refuse(http.StatusNotFound, "not found: the verdict page is at /")
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		refuse(http.StatusMethodNotAllowed, "the verdict page answers GET")
+		return
+	}
+	q, err := verdictpage.ParseQuery(r.URL.Query())
+	if err != nil {
+		refuse(http.StatusBadRequest, err.Error())
+		return
+	}
+	var buf bytes.Buffer
+	if err := verdictpage.Render(&buf, e.pageFor(q)); err != nil {
+		e.logger.Error("verdict exporter: rendering the page", zap.Error(err))
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	e.tel.ExporterVerdictsPageServed.Add(r.Context(), 1)
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Add("Vary", "Accept-Encoding")
+	body := buf.Bytes()
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+		_, _ = zw.Write(body)
+		if zw.Close() == nil {
+			h.Set("Content-Encoding", "gzip")
+			body = z.Bytes()
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// pageFor is the page for q from what the store keeps now.
+func (e *verdictExporter) pageFor(q verdictpage.Query) verdictpage.Page {
+	now := e.now()
+	choice := q.Choice()
+	var from time.Time
+	if choice.Span > 0 {
+		from = now.Add(-choice.Span)
+	}
+	turns, links, installations, kept, keptLinks := e.page.snapshot(from, now)
+	turns, links = verdictpage.Within(turns, links, time.Time{}, time.Time{}, q.Installation)
+	where := "in memory only: a restart empties it"
+	if e.cfg.Storage != nil {
+		where = "in " + e.cfg.Storage.String() + ", across restarts"
+	}
+	k := e.cfg.Keep
+	return verdictpage.Page{
+		Title: PageTitle, Now: now, Loc: time.Local,
+		From: from, To: now, RangeLabel: choice.Label,
+		Query: &q, Installations: installations,
+		Turns: turns, Links: links,
+		Budget:  e.cfg.Page.PostBudget.Seconds(),
+		Refresh: e.cfg.Page.Refresh,
+		Listed:  e.cfg.Page.Turns,
+		Kept: fmt.Sprintf("Kept %s: %d turns and %d link status changes (at most %d turns and %d changes, of the last %s).",
+			where, kept, keptLinks, k.Turns, k.LinkChanges, days(k.Age)),
+	}
+}
+
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		if d == 24*time.Hour {
+			return "1 day"
+		}
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// acceptsGzip reads Accept-Encoding: gzip named without q=0.
+func acceptsGzip(ae string) bool {
+	for _, part := range strings.Split(ae, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				if q, err := strconv.ParseFloat(v, 64); err == nil && q == 0 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
+}
