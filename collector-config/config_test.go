@@ -13,7 +13,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testenv"
 )
 
@@ -162,57 +161,39 @@ func TestLocalListensOnLoopback(t *testing.T) {
 	}
 }
 
-// TestCountMetricNames: every configuration counting verdicts produces the two
-// fixed Prometheus names the dashboards and alerts depend on, labelled by
-// cause and link, and by installation where the processor names one
-// (never in the fleet setting).
+// TestCountMetricNames: every configuration counting verdicts counts them
+// with the verdict count connector (which writes the two fixed Prometheus
+// names the dashboards and alerts depend on, by cause and link, and by
+// installation where the processor names one), in a metrics pipeline of its
+// own; the fleet setting and the gateway name no installation.
 func TestCountMetricNames(t *testing.T) {
-	promName := func(otel string) string { return strings.ReplaceAll(otel, ".", "_") + "_total" }
-	byInstallation := map[string]bool{"local.yaml": true, "compose.yaml": true, "lines.yaml": true, "gateway.yaml": false, fleetFile: false}
+	byInstallation := map[string]bool{"local.yaml": true, "compose.yaml": true, "lines.yaml": true, "gateway.yaml": false}
 	for f, named := range byInstallation {
 		cfg := load(t, f)
-		m := get(t, cfg, "connectors", "count", "spanevents").(map[string]any)
-		if len(m) != 2 {
-			t.Fatalf("%s: count spanevents has %d metrics, want 2", f, len(m))
+		if _, ok := get(t, cfg, "connectors").(map[string]any)["verdictcount"]; !ok {
+			t.Errorf("%s: no verdictcount connector", f)
 		}
-		check := func(want, event string) {
-			found := false
-			for name, info := range m {
-				if promName(name) != want {
-					continue
-				}
-				found = true
-				conds := get(t, info, "conditions").([]any)
-				if len(conds) != 1 || conds[0] != `spanevent.name == "`+event+`"` {
-					t.Errorf("%s: %s counts %v, want %s", f, name, conds, event)
-				}
-				var keys []string
-				for _, a := range get(t, info, "attributes").([]any) {
-					keys = append(keys, get(t, a, "key").(string))
-				}
-				want := semconv.VerdictCause + "," + semconv.NetworkConnectionType
-				if named {
-					want += "," + semconv.AppInstallationID
-				}
-				if strings.Join(keys, ",") != want {
-					t.Errorf("%s: %s labelled by %v, want %s", f, name, keys, want)
+		if _, ok := get(t, cfg, "connectors").(map[string]any)["count"]; ok {
+			t.Errorf("%s: the count connector counts a verdict again on every retry; use verdictcount", f)
+		}
+		counted := false
+		for name, p := range get(t, cfg, "service", "pipelines").(map[string]any) {
+			recvs, _ := get(t, p, "receivers").([]any)
+			for _, r := range recvs {
+				if r == "verdictcount" {
+					counted = true
+					if exps, _ := get(t, p, "exporters").([]any); len(exps) != 1 || exps[0] != "prometheus" {
+						t.Errorf("%s: pipeline %s sends the verdict counters to %v, want [prometheus] (remote write drops deltas)", f, name, exps)
+					}
 				}
 			}
-			if !found {
-				t.Errorf("%s: no count metric becomes %s", f, want)
-			}
 		}
-		if get(t, cfg, "connectors", "count", "spans") != nil {
-			t.Errorf("%s counts spans: verdicts are counted from their events (epoch-stamped)", f)
-		}
-		check(semconv.PromTurnsTotal, semconv.SpanVerdict)
-		check(semconv.PromImplicatedTotal, semconv.EventImplicated)
-		if f == fleetFile {
-			continue
+		if !counted {
+			t.Errorf("%s: no pipeline receives the verdict counters", f)
 		}
 		limit, _ := get(t, cfg, "processors", "verdict", "counters", "installations").(int)
 		if named != (limit > 0) {
-			t.Errorf("%s: the processor names %d installations on the counted events, the counters label by installation: %v", f, limit, named)
+			t.Errorf("%s: the processor names %d installations on the counted events; want named %v", f, limit, named)
 		}
 	}
 	fleet := load(t, fleetFile)
@@ -223,15 +204,15 @@ func TestCountMetricNames(t *testing.T) {
 
 // TestNothingRefusesAfterTheVerdictProcessor: in every configuration
 // running the verdict processor, nothing after it is asynchronous (no batch
-// processor, no sending queue) and nothing refuses for memory what it has
-// accepted: the traces pipeline it is in ends in the count connector and the
-// verdicts exporter, and the count connector's metrics pipeline has no
-// memory_limiter and no batch (docs/decisions/0220).
+// processor, no queue) and nothing refuses what it has accepted, except in a
+// way a retry cannot double: the traces pipeline it is in ends in the
+// verdict count connector (which counts a verdict span once) and the
+// verdicts exporter (which writes it once), and the counters' metrics
+// pipeline has no memory_limiter and no batch (docs/decisions/0220).
 func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
 	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml", "lines.yaml"} {
 		cfg := load(t, f)
 		pipes := get(t, cfg, "service", "pipelines").(map[string]any)
-		exporters, _ := get(t, cfg, "exporters").(map[string]any)
 		for name, p := range pipes {
 			procs, _ := get(t, p, "processors").([]any)
 			recvs, _ := get(t, p, "receivers").([]any)
@@ -247,13 +228,13 @@ func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
 					t.Errorf("%s: pipeline %s runs %v after the verdict processor", f, name, procs[at+1:])
 				}
 				for _, e := range exps {
-					if q, _ := lookup(exporters[toString(e)], "sending_queue", "enabled").(bool); q {
-						t.Errorf("%s: pipeline %s: exporter %v queues what the verdict processor sends", f, name, e)
+					if e != "verdictcount" && e != "verdicts" {
+						t.Errorf("%s: pipeline %s: %v after the verdict processor; only verdictcount and verdicts are known to neither queue nor double on a retry", f, name, e)
 					}
 				}
 			}
 			for _, r := range recvs {
-				if r != "count" {
+				if r != "verdictcount" {
 					continue
 				}
 				for _, pr := range procs {
@@ -296,18 +277,6 @@ func TestAgentRoutesByTraceID(t *testing.T) {
 }
 
 func toString(v any) string { return fmt.Sprint(v) }
-
-// lookup is get for a path that may not be there (nil then).
-func lookup(m any, path ...string) any {
-	for _, p := range path {
-		mm, ok := m.(map[string]any)
-		if !ok {
-			return nil
-		}
-		m = mm[p]
-	}
-	return m
-}
 
 // TestExposedConfigsAuthenticate: every configuration that listens beyond
 // loopback (compose, the scale-out pair) makes each OTLP protocol it opens

@@ -129,7 +129,7 @@ var (
 	lLinkStatus   = label(semconv.LinkStatus)
 )
 
-// The verdict counters of the count connector (names fixed by the
+// The verdict counters of the verdict count connector (names fixed by the
 // architecture).
 const (
 	promTurns      = semconv.PromTurnsTotal

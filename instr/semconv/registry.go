@@ -216,9 +216,9 @@ var Registry = withStructure(withLevels(concat(
 		{Name: EventLinkStatus, Kind: KindEvent, Where: at("the span current when the link status changed"), Meaning: "the status line changed"},
 		{Name: EventReconnecting, Kind: KindEvent, Where: at(ServicePhone), Meaning: "the Reconnecting verdict was shown"},
 		{Name: EventPoolReset, Kind: KindEvent, Where: at(onCall), Meaning: "the pool healed: the call whose failure completed the streak"},
-		{Name: EventImplicated, Kind: KindEvent, Where: at(onVerd), Meaning: "one per implicated cause (carries percause.cause), so the count connector counts each cause"},
+		{Name: EventImplicated, Kind: KindEvent, Where: at(onVerd), Meaning: "one per implicated cause (carries percause.cause), so the verdict count connector counts each cause"},
 		{Name: EventUnderrun, Kind: KindEvent, Where: at(onVerd), Meaning: "one per unit that underran: the unit's index, its take, underruns, silent seconds and cushion, the take's need when it came, and the cause rule 1 read"},
-		{Name: SpanVerdict, Kind: KindEvent, Where: at(onVerd), Meaning: "one per verdict (carries the primary percause.cause), stamped with the processor's start so the count connector's counts add up into percause_turns_total"},
+		{Name: SpanVerdict, Kind: KindEvent, Where: at(onVerd), Meaning: "one per verdict (carries the primary percause.cause), stamped with the processor's start so the verdict count connector's counts add up into percause_turns_total"},
 		{Name: EventTakeProgress, Kind: KindEvent, Where: at(onTake), Meaning: "reserved: a take's progress mark (the SDK computes need from marks without recording them)"},
 
 		// Link.
@@ -357,8 +357,8 @@ var Registry = withStructure(withLevels(concat(
 		met(MetricExporterDeferred, "counter", UnitCalls, nil, "times sending waited while the voice lane was busy"),
 		met(MetricExporterSuperseded, "counter", UnitBatches, nil, "queued metric batches replaced by a newer cumulative collection (not lost data)"),
 		met(MetricSDKRejected, "counter", UnitCalls, at(SDKCall), "recordings refused as bad input"),
-		met(PromTurnsTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per decided turn, by its primary cause"),
-		met(PromImplicatedTotal, "counter (Prometheus, count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per implicated cause per turn"),
+		met(PromTurnsTotal, "counter (Prometheus, verdict count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per decided turn, by its primary cause"),
+		met(PromImplicatedTotal, "counter (Prometheus, verdict count connector)", "", at(VerdictCause, AppInstallationID, NetworkConnectionType), "one per implicated cause per turn"),
 	},
 )))
 

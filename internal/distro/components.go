@@ -30,6 +30,7 @@ import (
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 
 	linesconnector "github.com/percause/percause/components/linesconnector"
+	verdictcountconnector "github.com/percause/percause/components/verdictcountconnector"
 	verdictexporter "github.com/percause/percause/components/verdictexporter"
 	verdictprocessor "github.com/percause/percause/processors/verdictprocessor"
 )
@@ -103,6 +104,7 @@ func components() (otelcol.Factories, error) {
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
 		countconnector.NewFactory(),
 		forwardconnector.NewFactory(),
+		verdictcountconnector.NewFactory(),
 		linesconnector.NewFactory(),
 	)
 	if err != nil {
@@ -111,6 +113,7 @@ func components() (otelcol.Factories, error) {
 	factories.ConnectorModules = make(map[component.Type]string, len(factories.Connectors))
 	factories.ConnectorModules[countconnector.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/connector/countconnector v0.161.0"
 	factories.ConnectorModules[forwardconnector.NewFactory().Type()] = "go.opentelemetry.io/collector/connector/forwardconnector v0.165.0"
+	factories.ConnectorModules[verdictcountconnector.NewFactory().Type()] = "github.com/percause/percause/components/verdictcountconnector"
 	factories.ConnectorModules[linesconnector.NewFactory().Type()] = "github.com/percause/percause/components/linesconnector"
 
 	return factories, nil

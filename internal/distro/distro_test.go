@@ -30,7 +30,7 @@ func TestFactories(t *testing.T) {
 		"processor": {"verdict", "batch", "memory_limiter", "resource"},
 		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file", "verdicts"},
 		"extension": {"file_storage", "bearertokenauth", "health_check"},
-		"connector": {"count", "lines", "forward"},
+		"connector": {"count", "lines", "forward", "verdictcount"},
 	}
 	has := func(kind, name string) bool {
 		typ := component.MustNewType(name)

@@ -115,16 +115,32 @@ func Diff(got map[string]float64, base map[string]float64, want Tally) []string 
 	return out
 }
 
+// recheck is how long after the counts were first exact they are read
+// again: a verdict counted twice would show by then.
+const recheck = time.Second
+
 // WaitCounted polls the endpoint until percause_turns_total, less base,
-// equals want for every cause, or timeout passes. It returns the last
-// reading and the differences left (none: exact).
+// equals want for every cause, or timeout passes, and once exact reads it
+// again a moment later (a late double count shows there). It returns the
+// last reading and the differences left (none: exact).
 func WaitCounted(ctx context.Context, promURL string, base map[string]float64, want Tally, timeout time.Duration) (Counts, []string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		c, err := Turns(ctx, promURL)
 		if err == nil {
 			diff := Diff(c.By, base, want)
-			if len(diff) == 0 || time.Now().After(deadline) {
+			if len(diff) == 0 {
+				select {
+				case <-ctx.Done():
+					return c, nil, ctx.Err()
+				case <-time.After(recheck):
+				}
+				if c, err = Turns(ctx, promURL); err != nil {
+					return c, nil, err
+				}
+				return c, Diff(c.By, base, want), nil
+			}
+			if time.Now().After(deadline) {
 				return c, diff, nil
 			}
 		} else if time.Now().After(deadline) {

@@ -132,7 +132,9 @@ func TestCrashLosesNoAcceptedTurn(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d turns sent, %d with a verdict; %d without, %d with more than one, %d wrong", len(want), len(got), missing, twice, wrong)
+	dup, _ := load.Scrape(context.Background(), c.TelURL, "otelcol_exporter_verdicts_duplicate_total", "")
+	t.Logf("%d turns sent, %d with a verdict; %d without, %d with more than one, %d wrong; %v verdicts decided again after the restart and written once",
+		len(want), len(got), missing, twice, wrong, dup.By[""])
 	if missing+twice+wrong > 0 {
 		t.Fatalf("after the kill: %d turns without a verdict, %d with more than one, %d with the wrong one", missing, twice, wrong)
 	}

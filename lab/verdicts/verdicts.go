@@ -31,7 +31,7 @@ type Verdict struct {
 	Underruns int64    `json:"underruns"`
 	Silent    float64  `json:"silent"`
 	// Implicated lists the causes of the verdict's percause.implicated
-	// events (what the count connector counts).
+	// events (what the verdict count connector counts).
 	Implicated []string `json:"implicated"`
 }
 

@@ -19,13 +19,17 @@ import (
 
 // codecVersion is the first byte of every stored trace. A value of another
 // version is not read (the trace is counted as a storage error at restore).
-const codecVersion = 2
+const codecVersion = 3
 
 // Codec limits: a stored value larger than these is corrupt, not a turn.
+// The readers bound what a turn keeps within them (maxValueBytes,
+// maxLiveKinds, maxProblems, …), so whatever is stored can be read back;
+// FuzzReadingsRoundTrip holds the two together.
 const (
-	maxStoredStrings = 4 * maxProblems
-	maxStoredString  = 4096
-	maxStoredSpans   = 2*maxUnits + 1
+	maxStoredStrings  = 4 * maxProblems
+	maxStoredString   = 4096
+	maxStoredSpans    = 2*maxUnits + 1
+	maxStoredResource = 32 << 20 // the OTLP receiver takes requests of 20 MiB
 )
 
 var errCorrupt = errors.New("stored trace is corrupt")
@@ -189,6 +193,7 @@ func (d *decoder) spans() []pcommon.SpanID {
 // encodeTrace appends the stored form of a pending trace to b.
 func encodeTrace(b []byte, pt *pendingTrace) []byte {
 	e := encoder{b: append(b, codecVersion)}
+	e.b = append(e.b, pt.traceID[:]...)
 	e.bool(pt.turn != nil)
 	if t := pt.turn; t != nil {
 		if pt.encodedRs == nil {
@@ -257,8 +262,7 @@ func encodeTrace(b []byte, pt *pendingTrace) []byte {
 	return e.b
 }
 
-// decodeTrace reads a stored trace back into pt (whose traceID the caller
-// has set from the key).
+// decodeTrace reads a stored trace back into pt.
 func decodeTrace(b []byte, pt *pendingTrace) error {
 	if len(b) == 0 || b[0] != codecVersion {
 		if len(b) == 0 {
@@ -267,10 +271,11 @@ func decodeTrace(b []byte, pt *pendingTrace) error {
 		return fmt.Errorf("stored trace has codec version %d, this build reads %d", b[0], codecVersion)
 	}
 	d := decoder{b: b[1:]}
+	copy(pt.traceID[:], d.raw(len(pt.traceID)))
 	if d.bool() {
 		t := &turnReading{}
 		t.spanID = d.span()
-		rs := d.bytes(1 << 20)
+		rs := d.bytes(maxStoredResource)
 		if d.err == nil {
 			res, err := decodeResource(rs)
 			if err != nil {
@@ -290,7 +295,7 @@ func decodeTrace(b []byte, pt *pendingTrace) error {
 				t.routeChanges[i] = routeChange{at: d.float(), reason: d.str()}
 			}
 		}
-		if n := d.count(maxStoredStrings * 4); n > 0 {
+		if n := d.count(2 * maxLiveKinds); n > 0 {
 			t.live = make([]liveSeries, n)
 			for i := range t.live {
 				t.live[i] = liveSeries{kind: d.str(), series: d.ints()}

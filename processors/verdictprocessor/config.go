@@ -107,7 +107,7 @@ type Config struct {
 	// loses no accepted turn. Without it the state lives in memory and the
 	// turns held at shutdown are decided then (forced).
 	Storage *component.ID `mapstructure:"storage"`
-	// Counters bounds the labels of the events the count connector counts.
+	// Counters bounds the labels of the counted events.
 	Counters CountersConfig `mapstructure:"counters"`
 	// Rules holds the rules' thresholds.
 	Rules RulesConfig `mapstructure:"rules"`

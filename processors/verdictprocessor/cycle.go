@@ -31,9 +31,10 @@ func newCycle() *cycle { return &cycle{done: make(chan struct{})} }
 
 // flusher runs the cycles.
 type flusher struct {
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	stopped bool // set by Shutdown's goroutine after done
 }
 
 func (p *verdictProcessor) startFlusher() {
@@ -95,14 +96,15 @@ func (p *verdictProcessor) runCycle() {
 	close(c.done)
 }
 
-// stopFlusher runs a last cycle and stops.
+// stopFlusher runs a last cycle and stops. A poke after it (a failed
+// commit's retry timer) lands in a channel nobody reads.
 func (p *verdictProcessor) stopFlusher() {
-	if p.fl == nil {
+	if p.fl == nil || p.fl.stopped {
 		return
 	}
 	close(p.fl.stop)
 	<-p.fl.done
-	p.fl = nil
+	p.fl.stopped = true
 }
 
 // await asks for a cycle and waits for c to end.

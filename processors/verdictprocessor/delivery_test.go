@@ -389,3 +389,59 @@ func TestPassSpans(t *testing.T) {
 		t.Fatalf("%d verdicts, want 1", n)
 	}
 }
+
+// TestEvictedVerdictInFlightIsNotDecidedAgain: a trace evicted at
+// max_pending while its verdict is on its way is not held again by a span of
+// it arriving meanwhile (a sender's retry): it yields one verdict.
+func TestEvictedVerdictInFlightIsNotDecidedAgain(t *testing.T) {
+	bothEmits(t, func(t *testing.T, cfg *Config) {
+		cfg.MaxPending = 1
+		h, _ := startedHarness(t, cfg)
+		one := map[string]any{semconv.TurnUnits: int64(1)}
+		// Trace 1's turn waits for its one unit.
+		if err := h.try(build(1, turn(one))); err != nil {
+			t.Fatal(err)
+		}
+		// One batch: trace 2's turn (evicting trace 1, whose verdict now
+		// goes downstream), then trace 1's turn again (a retry upstream).
+		dup := turn(one)
+		dup.trace = 1
+		if err := h.try(build(2, turn(one), dup)); err != nil {
+			t.Fatal(err)
+		}
+		h.advance(cfg.Wait)
+		h.advance(cfg.Wait)
+		n := 0
+		for _, v := range h.verdicts() {
+			if v.TraceID() == traceID(1) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("trace 1 got %d verdicts, want 1", n)
+		}
+	})
+}
+
+// TestRefusedAtMaxAgeIsRetried: a verdict forced at max_age and refused is
+// retried like any other: its retries are bounded from its first refusal,
+// not from its trace's first span.
+func TestRefusedAtMaxAgeIsRetried(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Emit = EmitVerdicts
+	h, g := startedHarness(t, cfg)
+	if err := h.try(sdk(1, take("t1", 2.0, nil))); err != nil {
+		t.Fatal(err)
+	}
+	h.advance(cfg.MaxAge - time.Second)
+	if err := h.try(build(1, underrun(1, 1, 0.9, nil), turn(map[string]any{semconv.TurnUnits: int64(2)}))); err != nil {
+		t.Fatal(err)
+	}
+	g.refuse.Store(true)
+	h.advance(time.Second) // max_age: forced, refused
+	g.refuse.Store(false)
+	h.advance(maxRetryBackoff)
+	if n := len(h.verdicts()); n != 1 {
+		t.Fatalf("refused once at max_age, downstream back a moment later: %d verdicts, want 1 (dropped %v)", n, h.counter("otelcol_processor_verdict_dropped"))
+	}
+}

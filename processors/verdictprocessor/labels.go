@@ -48,11 +48,11 @@ func newLabelBudget(max int, idle time.Duration) *labelBudget {
 
 // label is the installation label a turn of id gets now.
 func (b *labelBudget) label(id string, now time.Time) string {
+	if b.max <= 0 {
+		return "" // the fleet setting: no installation on the counted events
+	}
 	if id == "" {
 		return NoInstallation
-	}
-	if b.max <= 0 {
-		return ""
 	}
 	if e, ok := b.by[id]; ok {
 		e.Value.(*labelled).seen = now

@@ -23,7 +23,7 @@ import (
 
 // Storage keys.
 const (
-	keyTrace   = 'p' // + 16-byte trace ID: a pending trace (encodeTrace)
+	keyTrace   = 'q' // + 8-byte sequence number: a pending trace (encodeTrace; the trace ID is in the value)
 	keyDecided = 'd' // + 4-byte chunk number: decidedChunk trace IDs
 	keyMeta    = "m" // the decided ring's size, next slot and whether it is full
 )
@@ -35,14 +35,21 @@ const (
 	opClose   = "close"
 )
 
+// maxStoredRing bounds the decided ring's size a stored index may give (a
+// larger one is corrupt: decided_cache_size of this size would be 16 M IDs).
+const maxStoredRing = 1 << 24
+
 // commitRetry is how soon a failed commit is tried again when nothing else
 // asks for one.
 const commitRetry = 100 * time.Millisecond
 
-func traceKey(id pcommon.TraceID) string {
-	var k [1 + len(id)]byte
+// traceKey is where a pending trace is stored. Keys are numbered in the
+// order traces are first stored, so the traces of one moment share a few
+// of bbolt's pages: a commit writes those, not one page per trace.
+func traceKey(seq uint64) string {
+	var k [9]byte
 	k[0] = keyTrace
-	copy(k[1:], id[:])
+	binary.BigEndian.PutUint64(k[1:], seq)
 	return string(k[:])
 }
 
@@ -93,20 +100,20 @@ func (p *verdictProcessor) restore(ctx context.Context, client storage.Client) e
 	)
 	err := walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
 		switch {
-		case len(key) == 1+len(pcommon.TraceID{}) && key[0] == keyTrace:
-			var id pcommon.TraceID
-			copy(id[:], key[1:])
-			pt := &pendingTrace{traceID: id}
+		case len(key) == 9 && key[0] == keyTrace:
+			seq := binary.BigEndian.Uint64([]byte(key[1:]))
+			pt := &pendingTrace{}
 			if err := decodeTrace(value, pt); err != nil {
 				bad++
-				p.logger.Warn("verdict processor: dropping a stored trace it cannot read", zap.String("trace_id", id.String()), zap.Error(err))
+				p.logger.Warn("verdict processor: dropping a stored trace it cannot read", zap.Uint64("key", seq), zap.Error(err))
 				return []*storage.Operation{storage.DeleteOperation(key)}, nil
 			}
-			if p.store.get(id) != nil {
-				return nil, nil
+			p.nextKey = max(p.nextKey, seq+1)
+			if p.store.get(pt.traceID) != nil {
+				return []*storage.Operation{storage.DeleteOperation(key)}, nil
 			}
 			p.store.insert(pt, now)
-			pt.stored = true
+			pt.storeKey = seq
 			if pt.turn != nil {
 				pt.turnAt = now
 			}
@@ -115,6 +122,10 @@ func (p *verdictProcessor) restore(ctx context.Context, client storage.Client) e
 			chunks[int(binary.BigEndian.Uint32([]byte(key[1:])))] = append([]byte(nil), value...)
 		case key == keyMeta:
 			meta = append([]byte(nil), value...)
+		default:
+			// A key of another layout (an earlier build's): not readable.
+			bad++
+			return []*storage.Operation{storage.DeleteOperation(key)}, nil
 		}
 		return nil, nil
 	})
@@ -124,7 +135,7 @@ func (p *verdictProcessor) restore(ctx context.Context, client storage.Client) e
 	}
 	p.restoreDecided(meta, chunks)
 	// Past the pending limit (a smaller max_pending than before), the
-	// oldest are decided by the first sweep's eviction rules.
+	// sweep decides the oldest (forced: pending_limit), held until accepted.
 	if restored > 0 {
 		p.tel.ProcessorVerdictRestored.Add(ctx, restored)
 		p.tel.ProcessorVerdictPendingTurns.Add(ctx, restored)
@@ -141,9 +152,9 @@ func (p *verdictProcessor) restore(ctx context.Context, client storage.Client) e
 func (p *verdictProcessor) restoreDecided(meta []byte, chunks map[int][]byte) {
 	p.decided.track()
 	d := decoder{b: meta}
-	size, next, full := int(d.uint()), int(d.uint()), d.bool()
-	if d.err != nil || size <= 0 || next >= size {
-		if len(chunks) > 0 {
+	size64, next64, full := d.uint(), d.uint(), d.bool()
+	if d.err != nil || size64 == 0 || size64 > maxStoredRing || next64 >= size64 {
+		if len(chunks) > 0 || len(meta) > 0 {
 			p.logger.Warn("verdict processor: the stored decided IDs have no valid index; starting without them")
 		}
 		for n := range chunks {
@@ -151,6 +162,7 @@ func (p *verdictProcessor) restoreDecided(meta []byte, chunks map[int][]byte) {
 		}
 		return
 	}
+	size, next := int(size64), int(next64)
 	slot := func(i int) (pcommon.TraceID, bool) {
 		var id pcommon.TraceID
 		c := chunks[i/decidedChunk]
@@ -161,20 +173,23 @@ func (p *verdictProcessor) restoreDecided(meta []byte, chunks map[int][]byte) {
 		copy(id[:], c[off:])
 		return id, !id.IsEmpty()
 	}
-	var order []int
+	// Oldest first: from next to the end when the ring was full, then
+	// from the start to next.
+	visit := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, ok := chunks[i/decidedChunk]; !ok {
+				i += decidedChunk - i%decidedChunk - 1 // a chunk never stored: skip it
+				continue
+			}
+			if id, ok := slot(i); ok {
+				p.decided.add(id)
+			}
+		}
+	}
 	if full {
-		for i := next; i < size; i++ {
-			order = append(order, i)
-		}
+		visit(next, size)
 	}
-	for i := 0; i < next; i++ {
-		order = append(order, i)
-	}
-	for _, i := range order {
-		if id, ok := slot(i); ok {
-			p.decided.add(id)
-		}
-	}
+	visit(0, next)
 	if size == len(p.decided.ring) {
 		clear(p.decided.dirty) // stored as it is
 		return
@@ -199,22 +214,30 @@ func (p *verdictProcessor) markLocked(id pcommon.TraceID) {
 // transaction. On failure the changes stay marked, for the next cycle.
 func (p *verdictProcessor) commit(ctx context.Context) error {
 	p.mu.Lock()
-	if len(p.dirty) == 0 && len(p.decided.dirty) == 0 {
+	if len(p.dirty) == 0 && len(p.decided.dirty) == 0 && len(p.deletes) == 0 {
 		p.mu.Unlock()
 		return nil
 	}
-	ops := make([]*storage.Operation, 0, len(p.dirty)+len(p.decided.dirty)+1)
+	ops := make([]*storage.Operation, 0, len(p.dirty)+len(p.deletes)+len(p.decided.dirty)+1)
 	ids := make([]pcommon.TraceID, 0, len(p.dirty))
 	for id := range p.dirty {
-		ids = append(ids, id)
-		if pt := p.store.get(id); pt != nil {
-			ops = append(ops, storage.SetOperation(traceKey(id), encodeTrace(nil, pt)))
-			pt.stored = true
-		} else {
-			ops = append(ops, storage.DeleteOperation(traceKey(id)))
+		pt := p.store.get(id)
+		if pt == nil {
+			continue // removed since: its key, if it had one, is in deletes
 		}
+		ids = append(ids, id)
+		if pt.storeKey == 0 {
+			pt.storeKey = p.nextKey
+			p.nextKey++
+		}
+		ops = append(ops, storage.SetOperation(traceKey(pt.storeKey), encodeTrace(nil, pt)))
 	}
 	clear(p.dirty)
+	deletes := p.deletes
+	p.deletes = nil
+	for _, k := range deletes {
+		ops = append(ops, storage.DeleteOperation(traceKey(k)))
+	}
 	chunks := make([]int, 0, len(p.decided.dirty))
 	ringChunks := (len(p.decided.ring) + decidedChunk - 1) / decidedChunk
 	for n := range p.decided.dirty {
@@ -252,6 +275,7 @@ func (p *verdictProcessor) commit(ctx context.Context) error {
 	for _, n := range chunks {
 		p.decided.dirty[n] = struct{}{}
 	}
+	p.deletes = append(p.deletes, deletes...)
 	p.mu.Unlock()
 	p.tel.ProcessorVerdictStorageErrors.Add(ctx, 1, p.opAttrs[opCommit])
 	if p.storageErrLog.Allow() {
@@ -263,16 +287,17 @@ func (p *verdictProcessor) commit(ctx context.Context) error {
 }
 
 // closeStorage closes the storage client (the last cycle has stored the
-// last changes).
+// last changes). The client stays referenced: nothing commits after the
+// last cycle.
 func (p *verdictProcessor) closeStorage(ctx context.Context) error {
-	if p.storage == nil {
+	if p.storage == nil || p.storageClosed {
 		return nil
 	}
+	p.storageClosed = true
 	err := p.storage.Close(ctx)
 	if err != nil {
 		p.tel.ProcessorVerdictStorageErrors.Add(ctx, 1, p.opAttrs[opClose])
 	}
-	p.storage = nil
 	return err
 }
 

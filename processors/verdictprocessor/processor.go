@@ -71,10 +71,17 @@ type verdictProcessor struct {
 	store   *store
 	decided *decidedSet
 	labels  *labelBudget
+	// inflight counts the traces whose verdict is on its way after they left
+	// the store (evicted at max_pending): their spans count as decided, so
+	// no second pending trace, and no second verdict, is made of them.
+	inflight map[pcommon.TraceID]int
 	// With storage: its client and the traces whose stored form must
 	// change (persist.go).
-	storage storage.Client
-	dirty   map[pcommon.TraceID]struct{}
+	storage       storage.Client
+	storageClosed bool
+	dirty         map[pcommon.TraceID]struct{}
+	deletes       []uint64 // storage keys of traces removed since the last commit
+	nextKey       uint64   // the next trace's storage key
 	// The next cycle and the verdicts waiting for it (cycle.go).
 	fl     *flusher
 	cur    *cycle
@@ -120,8 +127,10 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		store:         newStore(),
 		decided:       newDecidedSet(cfg.DecidedCacheSize),
 		labels:        newLabelBudget(cfg.Counters.Installations, cfg.Counters.Idle),
+		inflight:      map[pcommon.TraceID]int{},
 		dirty:         map[pcommon.TraceID]struct{}{},
 		cur:           newCycle(),
+		nextKey:       1,
 		sweepInterval: min(max(cfg.Wait/10, minSweepInterval), maxSweepInterval),
 		storageErrLog: logLimiter{every: 10 * time.Second},
 		refusedLog:    logLimiter{every: 10 * time.Second},
@@ -316,7 +325,7 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	p.mu.Lock()
 	for i := range obs {
 		o := &obs[i]
-		if p.decided.has(o.traceID) {
+		if p.decided.has(o.traceID) || p.inflight[o.traceID] > 0 {
 			out.inc(&out.dropped, dropDecided)
 			continue
 		}
@@ -565,6 +574,7 @@ func (p *verdictProcessor) evictLocked(pt *pendingTrace, forced, drop string, ou
 	if pt.emitting {
 		// Its sender settles it; here it only leaves the store.
 		p.removeLocked(pt, out)
+		p.inflight[pt.traceID]++
 		return decision{}, false
 	}
 	if pt.turn == nil {
@@ -575,7 +585,17 @@ func (p *verdictProcessor) evictLocked(pt *pendingTrace, forced, drop string, ou
 	d := p.decideLocked(pt, forced)
 	d.evicted = true
 	p.removeLocked(pt, out)
+	p.inflight[pt.traceID]++
 	return d, true
+}
+
+// landedLocked ends a verdict's flight outside the store.
+func (p *verdictProcessor) landedLocked(id pcommon.TraceID) {
+	if p.inflight[id] <= 1 {
+		delete(p.inflight, id)
+		return
+	}
+	p.inflight[id]--
 }
 
 // removeLocked takes a trace out of the store (and, in time, out of
@@ -587,8 +607,9 @@ func (p *verdictProcessor) removeLocked(pt *pendingTrace, out *tally) {
 	p.store.remove(pt)
 	pt.elem = nil
 	out.pendingDelta--
-	if pt.stored {
-		p.markLocked(pt.traceID)
+	if pt.storeKey != 0 {
+		p.deletes = append(p.deletes, pt.storeKey)
+		pt.storeKey = 0
 	}
 }
 
@@ -603,12 +624,22 @@ func (p *verdictProcessor) settle(ctx context.Context, ds []decision, err error)
 	for i := range ds {
 		d := &ds[i]
 		pt := d.pt
+		away := d.evicted || pt.elem == nil // left the store while on its way
+		if away {
+			p.landedLocked(d.traceID)
+		}
 		if err == nil {
-			if !d.evicted {
+			if !away {
 				pt.emitting = false
 				p.removeLocked(pt, &out)
 			}
 			p.decided.add(d.traceID)
+			if other := p.store.get(d.traceID); other != nil && other != pt && !other.emitting {
+				// A trace of the same ID held meanwhile (a restart's, a
+				// duplicate's) is this one: it yields no second verdict.
+				p.removeLocked(other, &out)
+				out.inc(&out.dropped, dropDecided)
+			}
 			out.inc(&out.verdicts, d.v.cause)
 			if d.v.forced != "" {
 				out.inc(&out.forced, d.v.forced)
@@ -618,17 +649,18 @@ func (p *verdictProcessor) settle(ctx context.Context, ds []decision, err error)
 		}
 		out.refused++
 		switch {
-		case d.evicted:
+		case away:
+			// Nowhere to keep it: counted, the rest bounded by max_pending.
 			out.inc(&out.dropped, dropExportFailed)
-		case pt.elem == nil:
-			// Evicted while on its way: nowhere to keep it.
-			out.inc(&out.dropped, dropExportFailed)
-		case now.Sub(pt.created) >= p.cfg.MaxAge:
+		case pt.refusals > 0 && now.Sub(pt.firstRefusal) >= p.cfg.MaxAge:
 			pt.emitting = false
 			p.removeLocked(pt, &out)
 			out.inc(&out.dropped, dropExportFailed)
 		default:
 			pt.emitting = false
+			if pt.refusals == 0 {
+				pt.firstRefusal = now
+			}
 			pt.refusals++
 			pt.retryAt = now.Add(min(p.sweepInterval<<min(pt.refusals-1, 16), maxRetryBackoff))
 		}
@@ -651,11 +683,19 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	var out tally
 	var ds []decision
 	p.mu.Lock()
+	// More held than max_pending (restored under a smaller limit): the
+	// oldest are decided now, and stay held until their verdict is accepted.
+	surplus := p.store.len() - p.cfg.MaxPending
 	for e := p.store.order.Front(); e != nil; {
 		next := e.Next()
 		pt := e.Value.(*pendingTrace)
 		e = next
 		if pt.emitting || now.Before(pt.retryAt) {
+			continue
+		}
+		if surplus > 0 && pt.turn != nil && pt.refusals == 0 {
+			surplus--
+			ds = append(ds, p.decideLocked(pt, forcedPendingLimit))
 			continue
 		}
 		aged := now.Sub(pt.created) >= p.cfg.MaxAge
@@ -734,7 +774,8 @@ func verdictSpanID(traceID pcommon.TraceID, turn pcommon.SpanID) pcommon.SpanID 
 }
 
 // appendVerdict writes one percause.verdict span, child of voice.turn, under
-// the phone's resource. Its events are what the count connector counts: one
+// the phone's resource. Its events are what the verdict count connector
+// (components/verdictcountconnector) counts: one
 // percause.verdict event with the primary cause (percause_turns_total) and
 // one percause.implicated event per implicated cause
 // (percause_cause_implicated_total; the connector does not split arrays).

@@ -24,6 +24,17 @@ const maxProblems = 4
 // maxUnits bounds how many units a turn keeps; a real turn reads tens.
 const maxUnits = 512
 
+// maxValueBytes bounds a string reading (a link, a take ID, a reason, a
+// port kind): a longer one is bad input, so what a pending turn keeps, and
+// stores, stays small and can always be read back.
+const maxValueBytes = 256
+
+// maxListLen bounds how many elements of a string array are read.
+const maxListLen = 64
+
+// maxLiveKinds bounds the live-count kinds a turn keeps (six are known).
+const maxLiveKinds = 32
+
 // maxRouteChanges bounds the route changes a turn keeps.
 const maxRouteChanges = 16
 
@@ -287,6 +298,10 @@ func (r *attrReader) str(key string) (string, bool) {
 		r.note("%s is a %s, want a string", key, strings.ToLower(v.Type().String()))
 		return "", false
 	}
+	if n := len(v.Str()); n > maxValueBytes {
+		r.note("%s is %d bytes long, more than %d", key, n, maxValueBytes)
+		return "", false
+	}
 	return v.Str(), true
 }
 
@@ -300,11 +315,19 @@ func (r *attrReader) strings(key string) []string {
 		return nil
 	}
 	s := v.Slice()
+	if s.Len() > maxListLen {
+		r.note("%s has %d elements, more than %d", key, s.Len(), maxListLen)
+		return nil
+	}
 	out := make([]string, 0, s.Len())
 	for i := 0; i < s.Len(); i++ {
 		e := s.At(i)
 		if e.Type() != pcommon.ValueTypeStr {
 			r.note("%s[%d] is a %s, want a string", key, i, strings.ToLower(e.Type().String()))
+			return nil
+		}
+		if n := len(e.Str()); n > maxValueBytes {
+			r.note("%s[%d] is %d bytes long, more than %d", key, i, n, maxValueBytes)
 			return nil
 		}
 		out = append(out, e.Str())
@@ -471,6 +494,10 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 		}
 		kind := strings.TrimPrefix(k, semconv.LivePrefix)
 		if kind == "" || strings.Contains(kind, ".") {
+			return true
+		}
+		if len(kind) > maxValueBytes || len(out) >= maxLiveKinds {
+			r.note("live counts: more than %d kinds, or a kind name over %d bytes", maxLiveKinds, maxValueBytes)
 			return true
 		}
 		now, ok := r.count(k)

@@ -30,12 +30,15 @@ type pendingTrace struct {
 	// emitting: its verdict is on its way downstream; nothing else decides
 	// it meanwhile. If it is refused the trace stays held, retryAt says when
 	// the sweep may send it again and refusals counts the attempts.
-	emitting  bool
-	retryAt   time.Time
-	refusals  int
-	forcedAs  string // the forced reason of a refused verdict, kept for its retry
-	stored    bool   // written to storage at least once
-	encodedRs []byte // the turn's resource as stored, encoded once
+	emitting bool
+	retryAt  time.Time
+	refusals int
+	// firstRefusal starts the time a refused verdict is retried for: a
+	// verdict refused for max_age after its first refusal is given up.
+	firstRefusal time.Time
+	forcedAs     string // the forced reason of a refused verdict, kept for its retry
+	storeKey     uint64 // its storage key once stored (0: never stored)
+	encodedRs    []byte // the turn's resource as stored, encoded once
 }
 
 func (p *pendingTrace) take(id string) (takeReading, bool) {

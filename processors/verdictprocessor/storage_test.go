@@ -1,9 +1,11 @@
 package verdictprocessor
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +13,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
 )
@@ -126,11 +130,20 @@ func TestStorageFollowsEveryRequest(t *testing.T) {
 	h, host := storedHarness(t, t.TempDir(), EmitVerdicts)
 	defer h.stop(host)
 	stored := func(n byte) bool {
-		v, err := h.p.storage.Get(context.Background(), traceKey(traceID(n)))
+		found := false
+		err := h.p.storage.(storage.Walker).Walk(context.Background(), func(key string, value []byte) ([]*storage.Operation, error) {
+			if key[0] == keyTrace {
+				pt := &pendingTrace{}
+				if err := decodeTrace(value, pt); err == nil && pt.traceID == traceID(n) {
+					found = true
+				}
+			}
+			return nil, nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return v != nil
+		return found
 	}
 	h.deliver(sdk(1, underrun(1, 2, 1.4, nil), turn(nil)))
 	if !stored(1) {
@@ -187,7 +200,7 @@ func TestCodecCoversEveryField(t *testing.T) {
 	// Not stored: the store's bookkeeping, times and send state, which a
 	// restore sets afresh.
 	pt.created, pt.turnAt, pt.lastAt, pt.retryAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	pt.elem, pt.emitting, pt.refusals, pt.forcedAs, pt.stored, pt.encodedRs = nil, false, 0, "", false, nil
+	pt.elem, pt.emitting, pt.refusals, pt.forcedAs, pt.storeKey, pt.encodedRs = nil, false, 0, "", 0, nil
 	res := pcommon.NewResource()
 	res.Attributes().PutStr(semconv.AppInstallationID, "install-7")
 	res.Attributes().PutInt("int", 3)
@@ -317,5 +330,121 @@ func TestLabelBudget(t *testing.T) {
 	none := newLabelBudget(0, time.Hour)
 	if got := none.label("a", t0); got != "" {
 		t.Errorf("with no budget an installation is labelled %q, want none", got)
+	}
+}
+
+// FuzzReadingsRoundTrip: whatever a span's attributes hold, the readings the
+// processor keeps of it are stored and read back unchanged: the readers
+// bound what the codec would refuse (long strings, many live counts, long
+// arrays).
+func FuzzReadingsRoundTrip(f *testing.F) {
+	f.Add("wifi", "t1", "new_device_available", "players", uint8(2), uint8(3), 1.5)
+	f.Add(strings.Repeat("x", 5000), strings.Repeat("t", 300), "", "k", uint8(70), uint8(100), -2.0)
+	f.Fuzz(func(t *testing.T, link, take, reason, kind string, kinds, outputs uint8, at float64) {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr(semconv.AppInstallationID, link)
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		ts := spans.AppendEmpty()
+		ts.SetName(semconv.SpanVoiceTurn)
+		a := ts.Attributes()
+		a.PutStr(semconv.NetworkConnectionType, link)
+		outs := a.PutEmptySlice(semconv.RouteOutputs)
+		for i := 0; i < int(outputs); i++ {
+			outs.AppendEmpty().SetStr(kind)
+		}
+		for i := 0; i < int(kinds); i++ {
+			a.PutInt(semconv.LivePrefix+kind+itoa(int64(i)), int64(i))
+		}
+		ev := ts.Events().AppendEmpty()
+		ev.SetName(semconv.EventRouteChange)
+		ev.Attributes().PutDouble(semconv.RouteChangeAt, at)
+		ev.Attributes().PutStr(semconv.RouteChangeReason, reason)
+		us := spans.AppendEmpty()
+		us.SetName(semconv.SpanVoiceUnit)
+		us.Attributes().PutStr(semconv.TakeID, take)
+		us.Attributes().PutInt(semconv.UnitUnderruns, 1)
+		tk := spans.AppendEmpty()
+		tk.SetName(semconv.SpanTTSTake)
+		tk.Attributes().PutStr(semconv.TakeID, take)
+		tk.Attributes().PutStr(semconv.TakeNeed, reason)
+
+		pt := &pendingTrace{turn: readTurn(rs.Resource(), ts), unitSpans: []pcommon.SpanID{{1}}}
+		pt.units = append(pt.units, readUnit(us))
+		if r, ok := readTake(tk); ok {
+			pt.takes = append(pt.takes, r)
+		}
+		b := encodeTrace(nil, pt)
+		got := &pendingTrace{}
+		if err := decodeTrace(b, got); err != nil {
+			t.Fatalf("readings stored, then unreadable: %v", err)
+		}
+		if !bytes.Equal(encodeTrace(nil, got), b) {
+			t.Fatal("readings read back differ from what was stored")
+		}
+	})
+}
+
+// TestCorruptRingIndexIsDiscarded: a stored index of the decided ring that
+// cannot be right (a next slot past the size, a size no configuration
+// could give) is discarded with a warning, never a panic or a runaway loop.
+func TestCorruptRingIndexIsDiscarded(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		size, next uint64
+	}{
+		{"next past the size", 1, 1<<64 - 1},
+		{"a huge size", 1 << 40, 0},
+		{"no size", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, createDefaultConfig().(*Config))
+			e := encoder{}
+			e.uint(tc.size)
+			e.uint(tc.next)
+			e.bool(true)
+			h.p.restoreDecided(e.b, map[int][]byte{0: make([]byte, 16*decidedChunk)})
+			if n := len(h.p.decided.set); n != 0 {
+				t.Fatalf("%d decided IDs restored from a corrupt index", n)
+			}
+		})
+	}
+}
+
+// TestRestoredSurplusDecidedOldestFirst: restored under a smaller
+// max_pending, the oldest held turns are decided by the sweep (forced:
+// pending_limit), oldest first, and the rest stay held.
+func TestRestoredSurplusDecidedOldestFirst(t *testing.T) {
+	dir := t.TempDir()
+	h, host := storedHarness(t, dir, EmitVerdicts)
+	for i := 0; i < 5; i++ {
+		td := sdk(1, underrun(1, 1, 0.4, nil), turn(nil)) // waits for its take
+		setTrace(td, nthTrace(i))
+		h.deliver(td)
+	}
+	h.stop(host)
+
+	host2 := newStorageHost(t, dir)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Emit = EmitVerdicts
+	cfg.Storage = &host2.id
+	cfg.MaxPending = 2
+	h2 := newHarness(t, cfg)
+	if err := h2.p.Start(context.Background(), host2); err != nil {
+		t.Fatal(err)
+	}
+	defer h2.stop(host2)
+	h2.advance(h2.p.sweepInterval)
+	v := h2.verdicts()
+	if len(v) != 3 || h2.p.store.len() != 2 {
+		t.Fatalf("%d verdicts, %d held after the first sweep; want 3 decided, 2 held", len(v), h2.p.store.len())
+	}
+	for i, s := range v {
+		if s.TraceID() != nthTrace(i) {
+			t.Errorf("verdict %d is trace %v, want the oldest first (%v)", i, s.TraceID(), nthTrace(i))
+		}
+	}
+	if got := h2.counter("otelcol_processor_verdict_forced")[forcedPendingLimit]; got != 3 {
+		t.Errorf("forced{pending_limit} = %d, want 3", got)
 	}
 }

@@ -1,0 +1,263 @@
+package verdictcountconnector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
+	"github.com/percause/percause/instr/semconv"
+)
+
+// The counters it writes: the OpenTelemetry names whose Prometheus names
+// (percause_turns_total, percause_cause_implicated_total) the dashboards and
+// alerts read.
+const (
+	MetricTurns      = "percause.turns"
+	MetricImplicated = "percause.cause.implicated"
+
+	descTurns      = "Voice turns decided by the verdict processor, by primary cause."
+	descImplicated = "Causes implicated in voice turns, one per cause per turn."
+)
+
+// DefaultRecent is how many counted verdict span IDs are remembered.
+const DefaultRecent = 100000
+
+// ErrRecentNotPositive is the configuration error for recent.
+var ErrRecentNotPositive = errors.New("recent must be positive")
+
+// Config is the connector's configuration.
+type Config struct {
+	// Recent is how many verdict span IDs counted recently are remembered:
+	// a verdict seen again within them is not counted again.
+	Recent int `mapstructure:"recent"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+func createDefaultConfig() component.Config { return &Config{Recent: DefaultRecent} }
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if c.Recent <= 0 {
+		return fmt.Errorf("%w: recent is %d", ErrRecentNotPositive, c.Recent)
+	}
+	return nil
+}
+
+// NewFactory returns the factory of the verdict count connector.
+func NewFactory() connector.Factory {
+	return connector.NewFactory(metadata.Type, createDefaultConfig,
+		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability))
+}
+
+func createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
+	c, ok := cfg.(*Config)
+	if !ok {
+		return nil, fmt.Errorf("verdict count connector: config is a %T", cfg)
+	}
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &counter{next: next, tel: tel, recent: newRecent(c.Recent)}, nil
+}
+
+// counter is the connector. Its only state is the ring of verdict span IDs
+// counted recently.
+type counter struct {
+	component.StartFunc
+	component.ShutdownFunc
+	next consumer.Metrics
+	tel  *metadata.TelemetryBuilder
+
+	mu     sync.Mutex
+	recent *recent
+}
+
+func (c *counter) Capabilities() consumer.Capabilities { return consumer.Capabilities{MutatesData: false} }
+
+// point is one counter's data point being summed: its attributes and count.
+type point struct {
+	metric string
+	attrs  [3]string // cause, link, installation ("" and noInstallation: no installation label)
+	count  int64
+}
+
+// ConsumeTraces counts the batch's verdict spans not counted before, one
+// data point per counter and attribute set under each verdict's resource,
+// and marks them counted once the next consumer accepted the counts. A
+// refusal leaves them uncounted, so the retry counts them.
+func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	md := pmetric.NewMetrics()
+	var ids []pcommon.SpanID
+	var dups int64
+	c.mu.Lock()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		var points []point
+		var ts pcommon.Timestamp
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				s := spans.At(k)
+				if s.Name() != semconv.SpanVerdict {
+					continue
+				}
+				if c.recent.has(s.SpanID()) || containsID(ids, s.SpanID()) {
+					dups++
+					continue
+				}
+				ids = append(ids, s.SpanID())
+				evs := s.Events()
+				for e := 0; e < evs.Len(); e++ {
+					ev := evs.At(e)
+					var name string
+					switch ev.Name() {
+					case semconv.SpanVerdict:
+						name = MetricTurns
+					case semconv.EventImplicated:
+						name = MetricImplicated
+					default:
+						continue
+					}
+					if ts == 0 {
+						ts = ev.Timestamp()
+					}
+					points = add(points, name, ev.Attributes())
+				}
+			}
+		}
+		if len(points) > 0 {
+			appendResource(md, rs.Resource(), points, ts)
+		}
+	}
+	c.mu.Unlock()
+	if dups > 0 {
+		c.tel.ConnectorVerdictcountDuplicates.Add(ctx, dups)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	for _, id := range ids {
+		c.recent.add(id)
+	}
+	c.mu.Unlock()
+	c.tel.ConnectorVerdictcountVerdicts.Add(ctx, int64(len(ids)))
+	return nil
+}
+
+// add counts one event: its cause, its link (unknown when absent) and its
+// installation when it names one, as the count connector configured for
+// these events does.
+func add(points []point, metric string, a pcommon.Map) []point {
+	var key [3]string
+	if v, ok := a.Get(semconv.VerdictCause); ok {
+		key[0] = v.AsString()
+	} else {
+		return points // uncountable, as the count connector leaves it
+	}
+	key[1] = semconv.LinkUnknown
+	if v, ok := a.Get(semconv.NetworkConnectionType); ok {
+		key[1] = v.AsString()
+	}
+	if v, ok := a.Get(semconv.AppInstallationID); ok {
+		key[2] = v.AsString()
+	}
+	for i := range points {
+		if points[i].metric == metric && points[i].attrs == key {
+			points[i].count++
+			return points
+		}
+	}
+	return append(points, point{metric: metric, attrs: key, count: 1})
+}
+
+// appendResource writes the counts of one resource: a delta sum per
+// counter, every point starting and ending at the events' time (the verdict
+// processor's epoch), so the Prometheus exporter adds them up.
+func appendResource(md pmetric.Metrics, res pcommon.Resource, points []point, ts pcommon.Timestamp) {
+	rm := md.ResourceMetrics().AppendEmpty()
+	res.Attributes().CopyTo(rm.Resource().Attributes())
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+	for _, name := range []string{MetricTurns, MetricImplicated} {
+		var sum pmetric.Sum
+		for _, p := range points {
+			if p.metric != name {
+				continue
+			}
+			if sum == (pmetric.Sum{}) {
+				m := sm.Metrics().AppendEmpty()
+				m.SetName(name)
+				if name == MetricTurns {
+					m.SetDescription(descTurns)
+				} else {
+					m.SetDescription(descImplicated)
+				}
+				sum = m.SetEmptySum()
+				sum.SetIsMonotonic(true)
+				sum.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+			}
+			dp := sum.DataPoints().AppendEmpty()
+			a := dp.Attributes()
+			a.EnsureCapacity(3)
+			a.PutStr(semconv.VerdictCause, p.attrs[0])
+			a.PutStr(semconv.NetworkConnectionType, p.attrs[1])
+			if p.attrs[2] != "" {
+				a.PutStr(semconv.AppInstallationID, p.attrs[2])
+			}
+			dp.SetIntValue(p.count)
+			dp.SetStartTimestamp(ts)
+			dp.SetTimestamp(ts)
+		}
+	}
+}
+
+func containsID(ids []pcommon.SpanID, id pcommon.SpanID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// recent remembers the last n span IDs counted (a ring with a map).
+type recent struct {
+	ring []pcommon.SpanID
+	next int
+	set  map[pcommon.SpanID]struct{}
+}
+
+func newRecent(n int) *recent {
+	return &recent{ring: make([]pcommon.SpanID, n), set: make(map[pcommon.SpanID]struct{}, min(n, 1<<16))}
+}
+
+func (r *recent) has(id pcommon.SpanID) bool { _, ok := r.set[id]; return ok }
+
+func (r *recent) add(id pcommon.SpanID) {
+	if r.has(id) {
+		return
+	}
+	if old := r.ring[r.next]; !old.IsEmpty() {
+		delete(r.set, old)
+	}
+	r.ring[r.next] = id
+	r.set[id] = struct{}{}
+	r.next = (r.next + 1) % len(r.ring)
+}
