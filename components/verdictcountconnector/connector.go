@@ -83,7 +83,9 @@ type counter struct {
 	recent *recent
 }
 
-func (c *counter) Capabilities() consumer.Capabilities { return consumer.Capabilities{MutatesData: false} }
+func (c *counter) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
 
 // point is one counter's data point being summed: its attributes and count.
 type point struct {
