@@ -278,6 +278,18 @@ func TestAgentRoutesByTraceID(t *testing.T) {
 
 func toString(v any) string { return fmt.Sprint(v) }
 
+// lookup is get for a path that may not be there (nil then).
+func lookup(m any, path ...string) any {
+	for _, p := range path {
+		mm, ok := m.(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = mm[p]
+	}
+	return m
+}
+
 // TestExposedConfigsAuthenticate: every configuration that listens beyond
 // loopback (compose, the scale-out pair) makes each OTLP protocol it opens
 // ask for a bearer token; every token comes from the environment, never the
