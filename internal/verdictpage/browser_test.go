@@ -491,10 +491,16 @@ type weight struct {
 func measureWeights(t *testing.T, base string) []weight {
 	t.Helper()
 	var out []weight
+	queries := []string{}
 	for _, r := range Ranges {
-		w := weight{Range: r.Key}
+		queries = append(queries, "range="+r.Key)
+	}
+	// The page with no turn: what the turns listed add to it.
+	queries = append(queries, "range=all&installation=nobody")
+	for _, q := range queries {
+		w := weight{Range: q}
 		for _, enc := range []string{"identity", "gzip"} {
-			req, _ := http.NewRequest(http.MethodGet, base+"?range="+r.Key, nil)
+			req, _ := http.NewRequest(http.MethodGet, base+"?"+q, nil)
 			req.Header.Set("Accept-Encoding", enc)
 			resp, err := http.DefaultTransport.RoundTrip(req)
 			if err != nil {
@@ -520,11 +526,15 @@ func writeMeasurements(t *testing.T, turns int, ws []weight, desktop, phone timi
 	fmt.Fprintf(&b, "Written by `TestPageInChromium` (`internal/verdictpage/browser_test.go`) with `-update`: the real\n")
 	fmt.Fprintf(&b, "collector fed by every lab scenario (%d turns), its page read in headless Chromium. The test\n", turns)
 	fmt.Fprintf(&b, "measures these; it asserts nothing on time.\n\n")
-	fmt.Fprintf(&b, "| range | HTML served | gzip |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| query | HTML served | gzip |\n|---|---|---|\n")
 	for _, w := range ws {
-		fmt.Fprintf(&b, "| `%s` | %d bytes | %d bytes |\n", w.Range, w.Raw, w.Gzip)
+		fmt.Fprintf(&b, "| `?%s` | %d bytes | %d bytes |\n", w.Range, w.Raw, w.Gzip)
 	}
-	fmt.Fprintf(&b, "\nEvery range holds the same turns here: the lab's run lasts minutes. The page lists up to\n`page.turns` turns (50 by default; 1000 in this test, so every turn is listed).\n\n")
+	empty, full := ws[len(ws)-1], ws[len(ws)-2]
+	fmt.Fprintf(&b, "\nEvery range holds the same %d turns here: the lab's run lasts minutes. The last row is the\n", turns)
+	fmt.Fprintf(&b, "page with no turn (an installation that sent none): each turn listed adds about %d bytes (%d gzip).\n",
+		(full.Raw-empty.Raw)/max(turns, 1), (full.Gzip-empty.Gzip)/max(turns, 1))
+	fmt.Fprintf(&b, "The page lists up to `page.turns` turns (50 by default; 1000 in this test, so every turn is listed).\n\n")
 	fmt.Fprintf(&b, "| viewport | first contentful paint | first byte | DOM ready | load |\n|---|---|---|---|---|\n")
 	for _, r := range []struct {
 		name string
