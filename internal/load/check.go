@@ -124,31 +124,39 @@ const recheck = time.Second
 // again a moment later (a late double count shows there). It returns the
 // last reading and the differences left (none: exact).
 func WaitCounted(ctx context.Context, promURL string, base map[string]float64, want Tally, timeout time.Duration) (Counts, []string, error) {
+	c, diff, _, err := waitCounted(ctx, promURL, base, want, timeout)
+	return c, diff, err
+}
+
+// waitCounted is WaitCounted that also says when the counts were first
+// exact (zero when never).
+func waitCounted(ctx context.Context, promURL string, base map[string]float64, want Tally, timeout time.Duration) (Counts, []string, time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		c, err := Turns(ctx, promURL)
 		if err == nil {
 			diff := Diff(c.By, base, want)
 			if len(diff) == 0 {
+				exact := time.Now()
 				select {
 				case <-ctx.Done():
-					return c, nil, ctx.Err()
+					return c, nil, exact, ctx.Err()
 				case <-time.After(recheck):
 				}
 				if c, err = Turns(ctx, promURL); err != nil {
-					return c, nil, err
+					return c, nil, exact, err
 				}
-				return c, Diff(c.By, base, want), nil
+				return c, Diff(c.By, base, want), exact, nil
 			}
 			if time.Now().After(deadline) {
-				return c, diff, nil
+				return c, diff, time.Time{}, nil
 			}
 		} else if time.Now().After(deadline) {
-			return c, nil, err
+			return c, nil, time.Time{}, err
 		}
 		select {
 		case <-ctx.Done():
-			return c, nil, ctx.Err()
+			return c, nil, time.Time{}, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

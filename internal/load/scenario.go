@@ -113,11 +113,14 @@ func Drive(ctx context.Context, t Target, o Options) (Report, error) {
 		if err != nil {
 			return r, err
 		}
-		_, diff, err := WaitCounted(ctx, t.PromURL, c0.By, probe, o.Timeout)
+		_, diff, exact, err := waitCounted(ctx, t.PromURL, c0.By, probe, o.Timeout)
 		if err != nil {
 			return r, err
 		}
-		r.ProbeTurns, r.ProbeSeconds, r.ProbeExact = probe.Total(), time.Since(p0).Seconds(), len(diff) == 0
+		r.ProbeTurns, r.ProbeExact = probe.Total(), len(diff) == 0
+		if !exact.IsZero() {
+			r.ProbeSeconds = exact.Sub(p0).Seconds() // from the first turn sent to its count
+		}
 		if t.Pid > 0 {
 			if u, err := ProcUsage(t.Pid); err == nil {
 				r.RSS, r.PeakRSS = u.RSS, u.HWM
