@@ -407,13 +407,14 @@ func (e *verdictExporter) rotateIfFull(n int64) error {
 	if limit <= 0 || e.size == 0 || e.size+n <= limit {
 		return nil
 	}
-	if err := e.f.Close(); err != nil {
-		return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
-	}
-	e.f = nil
 	backup := func(i int) string { return e.cfg.Path + "." + strconv.Itoa(i) }
+	// The current file stays open until the new one is: a rotation that
+	// fails (a backup name taken by something else, a full disk) refuses
+	// this batch, and the next one tries again, appending meanwhile.
 	if e.cfg.Rotation.MaxBackups == 0 {
-		_ = os.Remove(e.cfg.Path)
+		if err := os.Remove(e.cfg.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
+		}
 	} else {
 		_ = os.Remove(backup(e.cfg.Rotation.MaxBackups))
 		for i := e.cfg.Rotation.MaxBackups - 1; i >= 1; i-- {
@@ -425,9 +426,18 @@ func (e *verdictExporter) rotateIfFull(n int64) error {
 	}
 	f, err := os.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
+		// Put the file back where it was, so the next rotation does not
+		// take it for an old backup; its handle is still open.
+		if e.cfg.Rotation.MaxBackups > 0 {
+			_ = os.Rename(backup(1), e.cfg.Path)
+		}
 		return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
 	}
+	old := e.f
 	e.f, e.size = f, 0
+	if err := old.Close(); err != nil {
+		e.logger.Warn("verdict exporter: closing the rotated file", zap.Error(err))
+	}
 	return nil
 }
 

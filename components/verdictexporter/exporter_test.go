@@ -338,3 +338,49 @@ func TestLoadConfig(t *testing.T) {
 		t.Error("the page is on without http")
 	}
 }
+
+// TestRotationFailureIsNotPermanent: a rotation that fails (PATH.1 taken by
+// a directory that is not empty) refuses the batch; once the obstacle is
+// gone, the next batch rotates and is written.
+func TestRotationFailureIsNotPermanent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "verdicts.jsonl")
+	cfg := config(path)
+	cfg.Rotation = RotationConfig{MaxMegabytes: 1, MaxBackups: 1}
+	e := start(t, cfg)
+	line, _ := appendJSON(nil, verdictBatch(1))
+	per := (1 << 20) / (len(line) + 1)
+	n := 0
+	write := func() error {
+		n++
+		td := verdictBatch(1)
+		td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SetSpanID(pcommon.SpanID{byte(n >> 16), byte(n >> 8), byte(n), 2})
+		return e.ConsumeTraces(context.Background(), td)
+	}
+	for i := 0; i < per-1; i++ {
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(path+".1", "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var failed bool
+	for i := 0; i < 5; i++ {
+		if err := write(); err != nil {
+			failed = true
+		}
+	}
+	if !failed {
+		t.Fatal("a rotation onto a directory that is not empty did not fail; the test proves nothing")
+	}
+	if err := os.RemoveAll(path + ".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(); err != nil {
+		t.Fatalf("after the obstacle went, writes still fail: %v", err)
+	}
+	if st, err := os.Stat(path + ".1"); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("no rotated file after the obstacle went: %v", err)
+	}
+}
