@@ -15,6 +15,7 @@ import (
 
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/spanring"
 )
 
 // The counters it writes: the OpenTelemetry names whose Prometheus names
@@ -68,7 +69,7 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return &counter{next: next, tel: tel, recent: newRecent(c.Recent)}, nil
+	return &counter{next: next, tel: tel, recent: spanring.New(c.Recent)}, nil
 }
 
 // counter is the connector. Its only state is the ring of verdict span IDs
@@ -80,7 +81,7 @@ type counter struct {
 	tel  *metadata.TelemetryBuilder
 
 	mu     sync.Mutex
-	recent *recent
+	recent *spanring.Ring
 }
 
 func (c *counter) Capabilities() consumer.Capabilities {
@@ -116,7 +117,7 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 				if s.Name() != semconv.SpanVerdict {
 					continue
 				}
-				if c.recent.has(s.SpanID()) || containsID(ids, s.SpanID()) {
+				if c.recent.Has(s.SpanID()) || containsID(ids, s.SpanID()) {
 					dups++
 					continue
 				}
@@ -156,7 +157,7 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	c.mu.Lock()
 	for _, id := range ids {
-		c.recent.add(id)
+		c.recent.Add(id)
 	}
 	c.mu.Unlock()
 	c.tel.ConnectorVerdictcountVerdicts.Add(ctx, int64(len(ids)))
@@ -237,29 +238,4 @@ func containsID(ids []pcommon.SpanID, id pcommon.SpanID) bool {
 		}
 	}
 	return false
-}
-
-// recent remembers the last n span IDs counted (a ring with a map).
-type recent struct {
-	ring []pcommon.SpanID
-	next int
-	set  map[pcommon.SpanID]struct{}
-}
-
-func newRecent(n int) *recent {
-	return &recent{ring: make([]pcommon.SpanID, n), set: make(map[pcommon.SpanID]struct{}, min(n, 1<<16))}
-}
-
-func (r *recent) has(id pcommon.SpanID) bool { _, ok := r.set[id]; return ok }
-
-func (r *recent) add(id pcommon.SpanID) {
-	if r.has(id) {
-		return
-	}
-	if old := r.ring[r.next]; !old.IsEmpty() {
-		delete(r.set, old)
-	}
-	r.ring[r.next] = id
-	r.set[id] = struct{}{}
-	r.next = (r.next + 1) % len(r.ring)
 }

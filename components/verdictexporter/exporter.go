@@ -22,6 +22,7 @@ import (
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/spanring"
 )
 
 // verdictExporter appends verdict spans to the verdict file and, with
@@ -47,7 +48,7 @@ type verdictExporter struct {
 	mu     sync.Mutex
 	f      *os.File
 	size   int64
-	recent *recentSet
+	recent *spanring.Ring
 	buf    []byte
 }
 
@@ -59,7 +60,7 @@ func newExporter(set exporter.Settings, cfg *Config) (*verdictExporter, error) {
 		return nil, err
 	}
 	e := &verdictExporter{cfg: cfg, id: set.ID, logger: set.Logger, tel: tel, telset: set.TelemetrySettings,
-		now: time.Now, recent: newRecentSet(cfg.Recent)}
+		now: time.Now, recent: spanring.New(cfg.Recent)}
 	if cfg.HTTP.HasValue() {
 		e.page = newPageStore(cfg.Keep)
 	}
@@ -161,7 +162,7 @@ func (e *verdictExporter) recover(f *os.File) (int64, error) {
 		if err != nil {
 			continue
 		}
-		eachVerdict(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { e.recent.add(s.SpanID()) })
+		eachVerdict(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { e.recent.Add(s.SpanID()) })
 	}
 	return size, nil
 }
@@ -252,7 +253,7 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 					if e.page != nil && s.Name() == semconv.SpanLinkStatus {
 						forPage = append(forPage, pageSpan{rs, ss, s})
 					}
-				case e.recent.has(s.SpanID()) || containsID(ids, s.SpanID()):
+				case e.recent.Has(s.SpanID()) || containsID(ids, s.SpanID()):
 					dup++
 					if e.page != nil && !e.page.holds(storeKey(keyTurn, s)) {
 						forPage = append(forPage, pageSpan{rs, ss, s})
@@ -345,7 +346,7 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh, du
 		out = ptrace.NewTraces()
 		taken := make([]pcommon.SpanID, 0, fresh)
 		eachVerdict(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) {
-			if e.recent.has(s.SpanID()) || containsID(taken, s.SpanID()) {
+			if e.recent.Has(s.SpanID()) || containsID(taken, s.SpanID()) {
 				return
 			}
 			taken = append(taken, s.SpanID())
@@ -384,7 +385,7 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh, du
 	}
 	e.size += int64(n)
 	for _, id := range ids {
-		e.recent.add(id)
+		e.recent.Add(id)
 	}
 	e.tel.ExporterVerdictsWritten.Add(ctx, int64(fresh))
 	return nil
@@ -439,29 +440,4 @@ func (e *verdictExporter) rotateIfFull(n int64) error {
 		e.logger.Warn("verdict exporter: closing the rotated file", zap.Error(err))
 	}
 	return nil
-}
-
-// recentSet remembers the last n span IDs (a ring with a map).
-type recentSet struct {
-	ring []pcommon.SpanID
-	next int
-	set  map[pcommon.SpanID]struct{}
-}
-
-func newRecentSet(n int) *recentSet {
-	return &recentSet{ring: make([]pcommon.SpanID, n), set: make(map[pcommon.SpanID]struct{}, n)}
-}
-
-func (r *recentSet) has(id pcommon.SpanID) bool { _, ok := r.set[id]; return ok }
-
-func (r *recentSet) add(id pcommon.SpanID) {
-	if r.has(id) {
-		return
-	}
-	if old := r.ring[r.next]; !old.IsEmpty() {
-		delete(r.set, old)
-	}
-	r.ring[r.next] = id
-	r.set[id] = struct{}{}
-	r.next = (r.next + 1) % len(r.ring)
 }
