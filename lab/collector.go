@@ -41,8 +41,7 @@ type Collector struct {
 	Prometheus string
 	// Page is the host:port of its verdict page.
 	Page string
-	// VerdictFile is where its file exporter writes every trace with its
-	// verdict.
+	// VerdictFile is where its verdicts exporter writes every verdict span.
 	VerdictFile string
 	// DataDir is its data folder; the log is DataDir/CollectorLog.
 	DataDir string

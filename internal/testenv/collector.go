@@ -46,8 +46,8 @@ type Collector struct {
 	PageURL string
 	// DataDir is the collector's data folder (a test temp dir).
 	DataDir string
-	// VerdictFile is where the traces with their verdict spans are written
-	// as OTLP JSON lines.
+	// VerdictFile is where the verdict spans are written as OTLP JSON
+	// lines.
 	VerdictFile string
 }
 
