@@ -357,6 +357,14 @@ func number(a pcommon.Map, k string) (float64, bool) {
 	return 0, false
 }
 
+// turnsOf writes "1 turn", "2 turns".
+func turnsOf(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return fmt.Sprintf("%d turns", n)
+}
+
 // Summary is the day in numbers.
 type Summary struct {
 	Turns int `json:"turns"`
@@ -502,7 +510,7 @@ func (s Summary) Reasons() []Reason {
 	}
 	ns := "none shown"
 	if d.NotSentTurns > 0 {
-		ns = fmt.Sprintf("%d turns, longest %.2f s", d.NotSentTurns, d.NotSentMax)
+		ns = fmt.Sprintf("%s, longest %.2f s", turnsOf(d.NotSentTurns), d.NotSentMax)
 	}
 	if d.NotSentMissing > 0 {
 		ns += fmt.Sprintf(", %d did not report it", d.NotSentMissing)

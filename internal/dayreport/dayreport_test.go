@@ -26,7 +26,7 @@ func TestSummarizeTheDoneReading(t *testing.T) {
 		"post at budget":   {[]Turn{{Cause: "none", SpeechEndToPost: f(3.0), NotSent: f(0), PoolResets: n(0)}}, true, "1 of 1 turns"},
 		"post missing":     {[]Turn{ok, {Cause: "none", NotSent: f(0), PoolResets: n(0)}}, false, "1 did not report it"},
 		"pool moved":       {[]Turn{ok, {Cause: "pool", SpeechEndToPost: f(1), NotSent: f(0), PoolResets: n(2)}}, false, "NO  pool_reset at 0: highest tally 2"},
-		"not sent shown":   {[]Turn{ok, {Cause: "none", SpeechEndToPost: f(1), NotSent: f(4.5), PoolResets: n(0)}}, false, "NO  no \"not sent\" wait: 1 turns, longest 4.50 s"},
+		"not sent shown":   {[]Turn{ok, {Cause: "none", SpeechEndToPost: f(1), NotSent: f(4.5), PoolResets: n(0)}}, false, "NO  no \"not sent\" wait: 1 turn, longest 4.50 s"},
 		"no turns":         {nil, false, "0 turns by cause: none"},
 		"a turn, no cause": {[]Turn{{SpeechEndToPost: f(1)}}, false, "no verdict 1"},
 		"nothing reported": {[]Turn{{Cause: "none", SpeechEndToPost: f(1)}}, false, "NO  pool_reset at 0: no turn reported it"},
