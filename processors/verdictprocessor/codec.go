@@ -26,7 +26,7 @@ const codecVersion = 3
 // maxLiveKinds, maxProblems, …), so whatever is stored can be read back;
 // FuzzReadingsRoundTrip holds the two together.
 const (
-	maxStoredStrings  = 4 * maxProblems
+	maxStoredList     = 4 * maxProblems // strings and ints
 	maxStoredString   = 4096
 	maxStoredSpans    = 2*maxUnits + 1
 	maxStoredResource = 32 << 20 // the OTLP receiver takes requests of 20 MiB
@@ -154,38 +154,22 @@ func (d *decoder) span() pcommon.SpanID {
 	return id
 }
 
-func (d *decoder) strs() []string {
-	n := d.count(maxStoredStrings)
-	if n == 0 {
-		return nil
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = d.str()
-	}
-	return out
-}
+func (d *decoder) strs() []string { return decodeList(d, maxStoredList, d.str) }
 
-func (d *decoder) ints() []int64 {
-	n := d.count(maxStoredStrings)
-	if n == 0 {
-		return nil
-	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = d.int()
-	}
-	return out
-}
+func (d *decoder) ints() []int64 { return decodeList(d, maxStoredList, d.int) }
 
-func (d *decoder) spans() []pcommon.SpanID {
-	n := d.count(maxStoredSpans)
+func (d *decoder) spans() []pcommon.SpanID { return decodeList(d, maxStoredSpans, d.span) }
+
+// decodeList reads a length, bounded by limit, then that many elements
+// (nil for none).
+func decodeList[T any](d *decoder, limit int, read func() T) []T {
+	n := d.count(limit)
 	if n == 0 {
 		return nil
 	}
-	out := make([]pcommon.SpanID, n)
+	out := make([]T, n)
 	for i := range out {
-		out[i] = d.span()
+		out[i] = read()
 	}
 	return out
 }
@@ -289,18 +273,8 @@ func decodeTrace(b []byte, pt *pendingTrace) error {
 		t.stutter = d.bool()
 		t.bluetooth = d.bool()
 		t.btOutput = d.str()
-		if n := d.count(maxRouteChanges); n > 0 {
-			t.routeChanges = make([]routeChange, n)
-			for i := range t.routeChanges {
-				t.routeChanges[i] = routeChange{at: d.float(), reason: d.str()}
-			}
-		}
-		if n := d.count(2 * maxLiveKinds); n > 0 {
-			t.live = make([]liveSeries, n)
-			for i := range t.live {
-				t.live[i] = liveSeries{kind: d.str(), series: d.ints()}
-			}
-		}
+		t.routeChanges = decodeList(&d, maxRouteChanges, func() routeChange { return routeChange{at: d.float(), reason: d.str()} })
+		t.live = decodeList(&d, 2*maxLiveKinds, func() liveSeries { return liveSeries{kind: d.str(), series: d.ints()} })
 		t.poolResets = d.int()
 		t.poolBefore = d.int()
 		t.hasPoolResets = d.bool()
@@ -323,32 +297,14 @@ func decodeTrace(b []byte, pt *pendingTrace) error {
 	}
 	pt.extraTurns = int(d.int())
 	pt.unitSpans = d.spans()
-	if n := d.count(maxUnits); n > 0 {
-		pt.units = make([]unitReading, n)
-		for i := range pt.units {
-			u := &pt.units[i]
-			u.spanID = d.span()
-			u.index = d.int()
-			u.takeID = d.str()
-			u.underruns = d.int()
-			u.silent = d.float()
-			u.cushion = d.float()
-			u.lead = d.float()
-			u.hasLead = d.bool()
-			u.problems = d.strs()
-			u.underrunBad = d.bool()
-		}
-	}
-	if n := d.count(maxUnits); n > 0 {
-		pt.takes = make([]takeReading, n)
-		for i := range pt.takes {
-			t := &pt.takes[i]
-			t.spanID = d.span()
-			t.id = d.str()
-			t.need = d.float()
-			t.problem = d.str()
-		}
-	}
+	pt.units = decodeList(&d, maxUnits, func() unitReading {
+		return unitReading{spanID: d.span(), index: d.int(), takeID: d.str(), underruns: d.int(),
+			silent: d.float(), cushion: d.float(), lead: d.float(), hasLead: d.bool(),
+			problems: d.strs(), underrunBad: d.bool()}
+	})
+	pt.takes = decodeList(&d, maxUnits, func() takeReading {
+		return takeReading{spanID: d.span(), id: d.str(), need: d.float(), problem: d.str()}
+	})
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}

@@ -171,7 +171,6 @@ func (p *verdictProcessor) Capabilities() consumer.Capabilities {
 // sweep.
 func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error {
 	if p.cfg.Storage != nil {
-		p.decided.track()
 		if err := p.openStorage(ctx, host); err != nil {
 			return err
 		}
@@ -364,11 +363,7 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 			}
 		}
 	}
-	c := p.cur
-	queued := !p.emitAll && len(ds) > 0
-	if queued {
-		p.queued = append(p.queued, ds...)
-	}
+	c, queued := p.queueLocked(ds)
 	p.mu.Unlock()
 	p.record(ctx, &out)
 
@@ -404,6 +399,17 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		return c.commitErr
 	}
 	return nil
+}
+
+// queueLocked hands ds to the next cycle with emit: verdicts (with emit:
+// all the caller sends them itself) and returns that cycle, whose end the
+// caller awaits.
+func (p *verdictProcessor) queueLocked(ds []decision) (*cycle, bool) {
+	queued := !p.emitAll && len(ds) > 0
+	if queued {
+		p.queued = append(p.queued, ds...)
+	}
+	return p.cur, queued
 }
 
 // passed copies the spans named in pass_spans out of td, with their
@@ -715,11 +721,7 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 			ds = append(ds, p.decideLocked(pt, forcedMaxAge))
 		}
 	}
-	c := p.cur
-	queued := !p.emitAll && len(ds) > 0
-	if queued {
-		p.queued = append(p.queued, ds...)
-	}
+	c, queued := p.queueLocked(ds)
 	p.mu.Unlock()
 	p.record(ctx, &out)
 	switch {

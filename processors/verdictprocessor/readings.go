@@ -3,6 +3,7 @@ package verdictprocessor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -224,15 +225,23 @@ func (r *attrReader) integer(key string) (int64, bool) {
 	case pcommon.ValueTypeInt:
 		return v.Int(), true
 	case pcommon.ValueTypeDouble:
-		d := v.Double()
-		if d == math.Trunc(d) && !math.IsInf(d, 0) && math.Abs(d) < 1<<53 {
-			return int64(d), true
+		if n, ok := wholeNumber(v.Double()); ok {
+			return n, true
 		}
-		r.note("%s is %v, want an integer", key, d)
+		r.note("%s is %v, want an integer", key, v.Double())
 	default:
 		r.note("%s is a %s, want an integer", key, strings.ToLower(v.Type().String()))
 	}
 	return 0, false
+}
+
+// wholeNumber reads a double holding a whole number (within the integers a
+// double holds exactly) as an int.
+func wholeNumber(d float64) (int64, bool) {
+	if d != math.Trunc(d) || math.IsInf(d, 0) || math.Abs(d) >= 1<<53 {
+		return 0, false
+	}
+	return int64(d), true
 }
 
 // count reads a non-negative int attribute.
@@ -346,34 +355,28 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 		return nil, false
 	}
 	s := v.Slice()
-	if s.Len() > semconv.LiveHistory {
-		// Only the most recent history matters; keep the tail.
-		s2 := pcommon.NewSlice()
-		for i := s.Len() - semconv.LiveHistory; i < s.Len(); i++ {
-			s.At(i).CopyTo(s2.AppendEmpty())
-		}
-		s = s2
-	}
-	out := make([]int64, 0, s.Len()+1)
-	for i := 0; i < s.Len(); i++ {
+	// Only the most recent history matters: the tail is read, and its
+	// elements are named by their place in it.
+	from := max(s.Len()-semconv.LiveHistory, 0)
+	out := make([]int64, 0, s.Len()-from+1)
+	for i := from; i < s.Len(); i++ {
 		e := s.At(i)
 		var n int64
 		switch e.Type() {
 		case pcommon.ValueTypeInt:
 			n = e.Int()
 		case pcommon.ValueTypeDouble:
-			d := e.Double()
-			if d != math.Trunc(d) || math.IsInf(d, 0) || math.Abs(d) >= 1<<53 {
-				r.note("%s[%d] is %v, want an integer", key, i, d)
+			var ok bool
+			if n, ok = wholeNumber(e.Double()); !ok {
+				r.note("%s[%d] is %v, want an integer", key, i-from, e.Double())
 				return nil, false
 			}
-			n = int64(d)
 		default:
-			r.note("%s[%d] is a %s, want an integer", key, i, strings.ToLower(e.Type().String()))
+			r.note("%s[%d] is a %s, want an integer", key, i-from, strings.ToLower(e.Type().String()))
 			return nil, false
 		}
 		if n < 0 {
-			r.note("%s[%d] is negative (%d)", key, i, n)
+			r.note("%s[%d] is negative (%d)", key, i-from, n)
 			return nil, false
 		}
 		out = append(out, n)
@@ -430,7 +433,7 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 		er := attrReader{attrs: ev.Attributes(), what: semconv.EventRouteChange}
 		at, ok := er.number(semconv.RouteChangeAt)
 		reason, _ := er.str(semconv.RouteChangeReason)
-		r.problems = appendProblems(r.problems, er.problems)
+		r.problems = appendUpTo(r.problems, er.problems, maxProblems)
 		if ok {
 			t.routeChanges = append(t.routeChanges, routeChange{at: at, reason: reason})
 		}
@@ -509,10 +512,8 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 		return true
 	})
 	rank := func(kind string) int {
-		for i, k := range semconv.LiveKinds {
-			if k == kind {
-				return i
-			}
+		if i := slices.Index(semconv.LiveKinds, kind); i >= 0 {
+			return i
 		}
 		return len(semconv.LiveKinds)
 	}
@@ -588,12 +589,7 @@ func readTake(span ptrace.Span) (takeReading, bool) {
 	return t, true
 }
 
-func appendProblems(dst, src []string) []string {
-	for _, p := range src {
-		if len(dst) >= maxProblems {
-			break
-		}
-		dst = append(dst, p)
-	}
-	return dst
+// appendUpTo appends src to dst while dst holds fewer than limit.
+func appendUpTo(dst, src []string, limit int) []string {
+	return append(dst, src[:max(min(len(src), limit-len(dst)), 0)]...)
 }

@@ -185,16 +185,6 @@ func plural(n int64, noun string) string {
 	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
 
-func appendAll(dst, src []string) []string {
-	for _, s := range src {
-		if len(dst) >= 2*maxProblems {
-			return dst
-		}
-		dst = append(dst, s)
-	}
-	return dst
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -2,6 +2,7 @@ package verdictprocessor
 
 import (
 	"container/list"
+	"slices"
 	"sort"
 	"time"
 
@@ -76,17 +77,7 @@ func (p *pendingTrace) missingTakes(c *RulesConfig) []string {
 		if !needsTake(u, c) {
 			continue
 		}
-		if _, ok := p.take(u.takeID); ok {
-			continue
-		}
-		dup := false
-		for _, m := range out {
-			if m == u.takeID {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if _, ok := p.take(u.takeID); !ok && !slices.Contains(out, u.takeID) {
 			out = append(out, u.takeID)
 		}
 	}
@@ -94,19 +85,33 @@ func (p *pendingTrace) missingTakes(c *RulesConfig) []string {
 	return out
 }
 
+// waitsForTake reports whether a take the rules read has not arrived (what
+// missingTakes lists, without listing it: asked of every held turn on
+// every request and sweep).
+func (p *pendingTrace) waitsForTake(c *RulesConfig) bool {
+	for i := range p.units {
+		if u := &p.units[i]; needsTake(u, c) {
+			if _, ok := p.take(u.takeID); !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // complete reports whether the turn can be decided the moment its last
 // reading arrives: its voice.turn has arrived, it says how many units it
 // read and all of them have arrived, and every take an underrun is read
 // against has arrived.
 func (p *pendingTrace) complete(c *RulesConfig) bool {
-	return p.turn != nil && p.turn.units >= 0 && int64(len(p.unitSpans)) >= p.turn.units && len(p.missingTakes(c)) == 0
+	return p.turn != nil && p.turn.units >= 0 && int64(len(p.unitSpans)) >= p.turn.units && !p.waitsForTake(c)
 }
 
 // settled reports whether a turn that does not say how many units it read
 // can be decided: every take its underruns name has arrived and nothing of
 // the trace has arrived for quiet.
 func (p *pendingTrace) settled(now time.Time, quiet time.Duration, c *RulesConfig) bool {
-	return p.turn != nil && p.turn.units < 0 && len(p.missingTakes(c)) == 0 && now.Sub(p.lastAt) >= quiet
+	return p.turn != nil && p.turn.units < 0 && !p.waitsForTake(c) && now.Sub(p.lastAt) >= quiet
 }
 
 // store holds the pending traces, bounded in number, oldest first.

@@ -134,7 +134,7 @@ func newTurnView(p *pendingTrace) *turnView {
 	sort.SliceStable(v.units, func(i, j int) bool { return v.units[i].index < v.units[j].index })
 	for i := range v.units {
 		u := &v.units[i]
-		v.problems = appendAll(v.problems, u.problems)
+		v.problems = appendUpTo(v.problems, u.problems, 2*maxProblems)
 		v.underruns += u.underruns
 		if u.underruns == 0 || u.underrunBad {
 			continue
