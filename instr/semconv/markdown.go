@@ -48,7 +48,7 @@ func Markdown() []byte {
 	for _, span := range []string{onRes, SpanVoiceTurn, SpanVoiceUnit, SpanTTSTake, EventRouteChange} {
 		var req, rec []string
 		for _, n := range Registry {
-			if (n.Kind != KindAttribute && n.Kind != KindResource) || !carries(n, span) {
+			if (n.Kind != KindAttribute && n.Kind != KindResource) || !n.CarriedBy(span) {
 				continue
 			}
 			if span == EventRouteChange && n.Where[0] != onRC {
@@ -150,17 +150,6 @@ func level(n Name) string {
 		s += "; signed"
 	}
 	return esc(s)
-}
-
-// carries reports whether the attribute is carried by span (or by the event
-// or the resource).
-func carries(n Name, span string) bool {
-	for _, w := range n.Where {
-		if w == span || w == span+" event" {
-			return true
-		}
-	}
-	return false
 }
 
 func orDash(s string) string {

@@ -141,6 +141,17 @@ func withStructure(names []Name) []Name {
 	return names
 }
 
+// CarriedBy reports whether the registry puts the name on carrier: a span,
+// an event or the resource.
+func (n Name) CarriedBy(carrier string) bool {
+	for _, w := range n.Where {
+		if w == carrier || w == carrier+" event" {
+			return true
+		}
+	}
+	return false
+}
+
 // Lookup returns the registered attribute (or resource attribute) name.
 func Lookup(name string) (Name, bool) {
 	for _, n := range Registry {

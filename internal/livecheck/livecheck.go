@@ -7,6 +7,7 @@ package livecheck
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -207,12 +208,11 @@ func (c *checker) resource(res pcommon.Resource, where, service string) {
 		c.add(Range, "resource of "+where, semconv.ServiceName, fmt.Sprintf("is %q, want %q", v.AsString(), service))
 	}
 	a.Range(func(k string, v pcommon.Value) bool {
-		if isOurs(k) {
-			if n, ok := semconv.Lookup(k); !ok || n.Kind != semconv.KindResource {
-				if !ok {
-					c.add(Unknown, "resource of "+where, k, "is not in the registry")
-				}
-			}
+		if !isOurs(k) {
+			return true
+		}
+		if _, ok := semconv.Lookup(k); !ok {
+			c.add(Unknown, "resource of "+where, k, "is not in the registry")
 		}
 		return true
 	})
@@ -225,7 +225,7 @@ func (c *checker) resource(res pcommon.Resource, where, service string) {
 // the registry does not have are unknown.
 func (c *checker) attrs(carrier, where string, attrs pcommon.Map, needed func(string) bool) {
 	for _, n := range semconv.Registry {
-		if n.Kind != semconv.KindAttribute || !carriedBy(n, carrier) {
+		if n.Kind != semconv.KindAttribute || !n.CarriedBy(carrier) {
 			continue
 		}
 		if _, ok := attrs.Get(n.Name); ok {
@@ -257,7 +257,7 @@ func (c *checker) attrs(carrier, where string, attrs pcommon.Map, needed func(st
 			}
 			return true
 		}
-		if !carriedBy(n, carrier) && isOurs(k) {
+		if !n.CarriedBy(carrier) && isOurs(k) {
 			c.add(Structure, where, k, "belongs on "+strings.Join(n.Where, ", "))
 			return true
 		}
@@ -312,7 +312,7 @@ func (c *checker) value(where string, n semconv.Name, v pcommon.Value) {
 			}
 		}
 	case "string":
-		if len(n.Values) > 0 && !contains(n.Values, v.Str()) {
+		if len(n.Values) > 0 && !slices.Contains(n.Values, v.Str()) {
 			c.add(Range, where, n.Name, fmt.Sprintf("is %q, not one of %s", v.Str(), strings.Join(n.Values, ", ")))
 		}
 	}
@@ -348,16 +348,6 @@ func typeOf(v pcommon.Value) string {
 	return strings.ToLower(v.Type().String())
 }
 
-// carriedBy reports whether the registry puts the name on carrier.
-func carriedBy(n semconv.Name, carrier string) bool {
-	for _, w := range n.Where {
-		if w == carrier || w == carrier+" event" {
-			return true
-		}
-	}
-	return false
-}
-
 func registered(kind semconv.Kind, name string) bool {
 	for _, n := range semconv.Registry {
 		if n.Kind == kind && n.Name == name {
@@ -368,8 +358,8 @@ func registered(kind semconv.Kind, name string) bool {
 }
 
 func isOurs(name string) bool {
-	return strings.HasPrefix(name, "pippa.") || strings.HasPrefix(name, "percause.") || name == "voice.turn" || name == "voice.unit" ||
-		name == "tts.take" || strings.HasPrefix(name, "voice.") || strings.HasPrefix(name, "tts.")
+	return strings.HasPrefix(name, "pippa.") || strings.HasPrefix(name, "percause.") ||
+		strings.HasPrefix(name, "voice.") || strings.HasPrefix(name, "tts.")
 }
 
 // suggest names the registered attribute closest to an unknown one.
@@ -430,13 +420,4 @@ func str(m pcommon.Map, k string) string {
 		return v.AsString()
 	}
 	return ""
-}
-
-func contains(vs []string, v string) bool {
-	for _, x := range vs {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
