@@ -67,7 +67,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var dir string
+	// Without --otlp the default collector runs here, in a temporary folder,
+	// on this very binary (with --compare, beside the pass-through).
+	var dir, self string
+	var def *load.Collector
 	if *otlp == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "percause-load-"); err != nil {
@@ -75,20 +78,18 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "load: finding this binary to start a collector: %v\n", err)
-		return 1
-	}
-
-	if *compare {
-		def, err := load.StartCollector(ctx, self, "default", dir+"/default", nil)
-		if err != nil {
+		if self, err = os.Executable(); err != nil {
+			fmt.Fprintf(stderr, "load: finding this binary to start a collector: %v\n", err)
+			return 1
+		}
+		if def, err = load.StartCollector(ctx, self, "default", dir+"/default", nil); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
 		defer def.Stop()
+	}
+
+	if *compare {
 		passCfg := dir + "/passthrough.yaml"
 		if err := os.WriteFile(passCfg, load.Passthrough, 0o644); err != nil {
 			fmt.Fprintf(stderr, "load: %v\n", err)
@@ -123,14 +124,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	if *otlp == "" {
-		c, err := load.StartCollector(ctx, self, "default", dir+"/default", nil)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		defer c.Stop()
-		t.TracesURL, t.PromURL, t.Pid = c.TracesURL, c.PromURL, c.Pid()
+	if def != nil {
+		t.TracesURL, t.PromURL, t.Pid = def.TracesURL, def.PromURL, def.Pid()
 	} else {
 		t.TracesURL = strings.TrimSuffix(*otlp, "/") + "/v1/traces"
 	}

@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/load"
 	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/lab/verdicts"
 )
 
 // These tests run the real percause binary on the embedded default's file
@@ -151,26 +150,13 @@ func readVerdicts(t *testing.T, path string) map[string][]string {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	u := ptrace.JSONUnmarshaler{}
 	for sc.Scan() {
-		td, err := u.UnmarshalTraces(sc.Bytes())
+		vs, err := verdicts.Parse(sc.Bytes())
 		if err != nil {
 			t.Fatalf("a line of the verdict file is not OTLP/JSON: %v", err)
 		}
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					s := spans.At(k)
-					if s.Name() != semconv.SpanVerdict {
-						continue
-					}
-					v, _ := s.Attributes().Get(semconv.VerdictCause)
-					out[s.TraceID().String()] = append(out[s.TraceID().String()], v.Str())
-				}
-			}
+		for _, v := range vs {
+			out[v.TraceID] = append(out[v.TraceID], v.Cause)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -224,13 +224,6 @@ func Compare(ctx context.Context, def, pass *Collector, o Options, rounds int) (
 // sendAll sends the given turns with concurrency workers.
 func sendAll(ctx context.Context, s *Sender, turns []*Turn, concurrency int) (Tally, error) {
 	i := 0
-	f := &replay{turns: turns, i: &i}
-	return runTurns(ctx, s, f.next, len(turns), concurrency)
+	next := func() *Turn { t := turns[i]; i++; return t }
+	return run(ctx, s, next, len(turns), concurrency, 0, nil)
 }
-
-type replay struct {
-	turns []*Turn
-	i     *int
-}
-
-func (r *replay) next() *Turn { t := r.turns[*r.i]; *r.i++; return t }

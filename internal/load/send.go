@@ -136,10 +136,6 @@ func Run(ctx context.Context, s *Sender, f *Fleet, n, concurrency int, rate floa
 	return run(ctx, s, f.Next, n, concurrency, rate, onAccepted)
 }
 
-func runTurns(ctx context.Context, s *Sender, next func() *Turn, n, concurrency int) (Tally, error) {
-	return run(ctx, s, next, n, concurrency, 0, nil)
-}
-
 func run(ctx context.Context, s *Sender, next func() *Turn, n, concurrency int, rate float64, onAccepted func(*Turn)) (Tally, error) {
 	turns := make(chan *Turn, concurrency*2)
 	var mu sync.Mutex

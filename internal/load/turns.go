@@ -40,9 +40,6 @@ type Turn struct {
 	EngineFirst  bool          // the engine's request goes first
 }
 
-// Spans is how many spans the turn's two requests carry.
-func (t *Turn) Spans() int { return t.Phone.SpanCount() + t.Engine.SpanCount() }
-
 // Fleet generates the turns of a fleet of installations, deterministically
 // from a seed.
 type Fleet struct {
