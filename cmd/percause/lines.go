@@ -22,7 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/percause/percause/components/linesconnector"
-	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/dayreport"
 	"github.com/percause/percause/internal/inproc"
 	"github.com/percause/percause/internal/verdictpage"
@@ -89,8 +89,7 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("lines", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "one JSON object per turn (trace, turn, link, cause, causes, evidence, …), then one with the summary")
-	budget := fs.Duration("post-budget", time.Duration(dashboards.DefaultPostBudget*float64(time.Second)),
-		"the done reading's allowance for a turn's speech-end-to-post")
+	budget := fs.Duration("post-budget", semconv.DefaultPostBudget, "the done reading's allowance for a turn's speech-end-to-post")
 	window := fs.Duration("take-window", linesconnector.DefaultTakeWindow, "how far apart in time a take line without a trace ID and its turn may be")
 	htmlOut := fs.String("html", "", "also write the day as the verdict page, one self-contained HTML `FILE` to open in any browser")
 	fs.Usage = func() {
