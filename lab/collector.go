@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
+	"github.com/percause/percause/internal/freeport"
 )
 
 // Defaults of the collector the lab starts.
@@ -56,7 +56,7 @@ func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lab: collector data folder: %w", err)
 	}
-	ports, err := freePorts(5)
+	ports, err := freeport.Ports(5)
 	if err != nil {
 		return nil, err
 	}
@@ -162,24 +162,4 @@ func (c *Collector) Stop() error {
 		c.done <- err
 		return fmt.Errorf("lab: the collector did not stop within %s; killed", DefaultCollectorStop)
 	}
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("lab: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/percause/percause/components/linesconnector"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/dayreport"
+	"github.com/percause/percause/internal/freeport"
 	"github.com/percause/percause/internal/inproc"
 	"github.com/percause/percause/internal/verdictpage"
 )
@@ -236,7 +237,7 @@ func readLines(ctx context.Context, files []string, stdin io.Reader, window time
 		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
-	port, err := inproc.FreePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return nil, nil, err
 	}

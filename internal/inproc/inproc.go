@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"go.opentelemetry.io/collector/otelcol"
@@ -74,16 +73,6 @@ func Start(ctx context.Context, version, config string, hook Hook) (*Collector, 
 func (c *Collector) Stop() error {
 	c.col.Shutdown()
 	return <-c.done
-}
-
-// FreePort returns a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // hookCore hands warn-and-above entries to a hook before the real core.

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
+	"github.com/percause/percause/internal/freeport"
 )
 
 // Passthrough is the stock pipeline the default is compared with: OTLP/HTTP
@@ -47,13 +47,11 @@ func (c *Collector) Pid() int { return c.cmd.Process.Pid }
 // local.yaml). extraEnv adds variables (KEY=value).
 func StartCollector(ctx context.Context, bin, name, dir string, configs []string, extraEnv ...string) (*Collector, error) {
 	c := &Collector{Name: name, DataDir: filepath.Join(dir, "data"), bin: bin, configs: configs}
-	for i := range c.ports {
-		p, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		c.ports[i] = p
+	ports, err := freeport.Ports(len(c.ports))
+	if err != nil {
+		return nil, err
 	}
+	copy(c.ports[:], ports)
 	c.Verdicts = filepath.Join(c.DataDir, "verdicts.jsonl")
 	c.TracesURL = fmt.Sprintf("http://127.0.0.1:%d/v1/traces", c.ports[0])
 	c.PromURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", c.ports[1])
@@ -137,13 +135,4 @@ func (c *Collector) Kill() {
 	}
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	<-c.done
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

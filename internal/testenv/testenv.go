@@ -3,7 +3,6 @@ package testenv
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/percause/percause/internal/freeport"
 )
 
 // EnvPercauseBin names the environment variable through which the test script
@@ -67,12 +68,11 @@ func PercauseBin(tb testing.TB) string {
 // FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
-		tb.Fatalf("free port: %v", err)
+		tb.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // Process is a child process started for a test.
