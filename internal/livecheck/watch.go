@@ -1,15 +1,13 @@
 package livecheck
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/follow"
 )
 
 // maxTraces bounds the traces a Watcher holds before their verdict.
@@ -19,9 +17,7 @@ const maxTraces = 10000
 // saw, verdict spans included) and reports each turn once its verdict is
 // written, and every span that arrives for a turn already reported.
 type Watcher struct {
-	path     string
-	offset   int64
-	partial  []byte
+	file     *follow.File
 	traces   map[string][]Span
 	order    []string
 	reported map[string]bool
@@ -31,7 +27,7 @@ type Watcher struct {
 
 // NewWatcher follows path (it need not exist yet).
 func NewWatcher(path string) *Watcher {
-	return &Watcher{path: path, traces: map[string][]Span{}, reported: map[string]bool{}}
+	return &Watcher{file: follow.New(path), traces: map[string][]Span{}, reported: map[string]bool{}}
 }
 
 var unmarshaler = &ptrace.JSONUnmarshaler{}
@@ -39,41 +35,13 @@ var unmarshaler = &ptrace.JSONUnmarshaler{}
 // Refresh reads what was written since the last call and returns the
 // reports it completes.
 func (w *Watcher) Refresh() ([]Report, error) {
-	f, err := os.Open(w.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(w.offset, io.SeekStart); err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, err
-	}
-	w.offset += int64(len(data))
-	data = append(w.partial, data...)
-	w.partial = nil
 	var out []Report
 	late := map[string][]Span{}
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			w.partial = append([]byte(nil), data...)
-			break
-		}
-		line := bytes.TrimSpace(data[:i])
-		data = data[i+1:]
-		if len(line) == 0 {
-			continue
-		}
+	err := w.file.Lines(func(line []byte) {
 		td, err := unmarshaler.UnmarshalTraces(line)
 		if err != nil {
 			w.Broken++
-			continue
+			return
 		}
 		var verdicts []string
 		rss := td.ResourceSpans()
@@ -104,6 +72,9 @@ func (w *Watcher) Refresh() ([]Report, error) {
 			delete(w.traces, id)
 			w.reported[id] = true
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	for id, spans := range late {
 		r := Report{Trace: id, Problems: []Problem{}}

@@ -1,12 +1,8 @@
 package verdicts
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -14,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/follow"
 )
 
 // DefaultPoll is how often Wait reads the file again.
@@ -40,15 +37,14 @@ type Reader struct {
 	path string
 
 	mu       sync.Mutex
-	offset   int64
-	partial  []byte
+	file     *follow.File
 	verdicts map[string]Verdict
 	broken   int
 }
 
 // NewReader follows the verdict file at path (it need not exist yet).
 func NewReader(path string) *Reader {
-	return &Reader{path: path, verdicts: map[string]Verdict{}}
+	return &Reader{path: path, file: follow.New(path), verdicts: map[string]Verdict{}}
 }
 
 // Broken is how many lines could not be read as OTLP JSON so far.
@@ -63,50 +59,18 @@ func (r *Reader) Broken() int {
 func (r *Reader) Refresh() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, err := os.Open(r.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("verdicts: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("verdicts: %w", err)
-	}
-	if st.Size() < r.offset { // rotated or truncated: start over
-		r.offset, r.partial = 0, nil
-	}
-	if _, err := f.Seek(r.offset, io.SeekStart); err != nil {
-		return fmt.Errorf("verdicts: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("verdicts: %w", err)
-	}
-	r.offset += int64(len(data))
-	data = append(r.partial, data...)
-	r.partial = nil
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			r.partial = append([]byte(nil), data...) // the rest is still being written
-			break
-		}
-		line := bytes.TrimSpace(data[:i])
-		data = data[i+1:]
-		if len(line) == 0 {
-			continue
-		}
+	err := r.file.Lines(func(line []byte) {
 		vs, err := Parse(line)
 		if err != nil {
 			r.broken++
-			continue
+			return
 		}
 		for _, v := range vs {
 			r.verdicts[v.TraceID] = v
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("verdicts: %w", err)
 	}
 	return nil
 }
