@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -197,13 +198,9 @@ func Read(line string) (Record, error) {
 	if len(line) > MaxLineBytes {
 		return Record{}, &LineError{kind, ReasonTooLong, fmt.Sprintf("%d bytes, at most %d", len(line), MaxLineBytes)}
 	}
-	tag := PrefixTurn
-	if kind == KindTake {
-		tag = PrefixTake
-	}
 	r := reader{rec: Record{Kind: kind, Turn: TurnReading{DeclaredUnits: -1}}}
 	r.rec.Time = prefixTime(line[:at])
-	for _, tok := range strings.Fields(line[at+len(tag):]) {
+	for tok := range strings.FieldsSeq(line[at+len(kind.String()):]) {
 		var err *LineError
 		if kind == KindTurn {
 			err = r.turnToken(tok)
@@ -216,9 +213,12 @@ func Read(line string) (Record, error) {
 		}
 	}
 	var err *LineError
-	if kind == KindTurn {
+	switch {
+	case r.rec.Present&^FTrace == 0:
+		err = bad(ReasonNoReadings, "no reading this version knows (%d unknown fields)", r.rec.Unknown)
+	case kind == KindTurn:
 		err = r.finishTurn()
-	} else {
+	default:
 		err = r.finishTake()
 	}
 	if err != nil {
@@ -253,10 +253,10 @@ func findTag(line string) (Kind, int) {
 type reader struct {
 	rec Record
 	// per-unit lists as given, merged in finishTurn
-	gaps     []UnitReading
-	broke    []UnitReading
-	perUnit  []int
-	seenKeys map[string]bool
+	gaps    []UnitReading
+	broke   []UnitReading
+	perUnit []int
+	seen    uint64 // a bit per onceKeys key given
 	// btKey and uptimeKey: bt= and uptime= were given (the canonical
 	// spelling, which prints zeros for what the SDK was not given).
 	btKey, uptimeKey bool
@@ -266,15 +266,31 @@ func bad(reason, format string, args ...any) *LineError {
 	return &LineError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
+// onceKeys numbers the keys a line gives at most once: a turn line's fields
+// (the app's flags and listen_open: count as bt, stutter and listen), the
+// app's health: group, and a take line's fields.
+var onceKeys = func() map[string]uint {
+	m := map[string]uint{}
+	for _, keys := range [][]string{TurnKeys, {TurnKeyChanges, "health"}, TakeKeys} {
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				m[k] = uint(len(m))
+			}
+		}
+	}
+	if len(m) > 64 {
+		panic("textlines: more keys than bits in reader.seen")
+	}
+	return m
+}()
+
 // once marks key as seen and refuses a second one.
 func (r *reader) once(key string) *LineError {
-	if r.seenKeys == nil {
-		r.seenKeys = map[string]bool{}
-	}
-	if r.seenKeys[key] {
+	bit := uint64(1) << onceKeys[key]
+	if r.seen&bit != 0 {
 		return bad(ReasonDuplicate, "%s given twice", key)
 	}
-	r.seenKeys[key] = true
+	r.seen |= bit
 	return nil
 }
 
@@ -321,45 +337,13 @@ func (r *reader) turnToken(tok string) *LineError {
 			return err
 		}
 		r.rec.App = true
-		return r.group(tok[len("listen_open:"):], "listen_open", map[string]func(string) *LineError{
-			"grant":   r.secondsInto(&t.ListenGrant, FListenGrant, "listen_open:grant"),
-			"session": r.secondsInto(&t.ListenSession, FListenSession, "listen_open:session"),
-			"total":   r.secondsInto(&t.ListenTotal, FListenTotal, "listen_open:total"),
-		})
+		return r.group(tok[len("listen_open:"):], "listen_open", r.listenOpen)
 	case strings.HasPrefix(tok, "health:"):
 		if err := r.once("health"); err != nil {
 			return err
 		}
 		r.rec.App = true
-		return r.group(tok[len("health:"):], "health", map[string]func(string) *LineError{
-			"device_uptime": r.secondsInto(&t.DeviceUptime, FDeviceUptime, "health:device_uptime"),
-			"app_uptime":    r.secondsInto(&t.AppUptime, FAppUptime, "health:app_uptime"),
-			"uptime": func(v string) *LineError {
-				d, a, ok := strings.Cut(v, "/")
-				if !ok {
-					return bad(ReasonBadValue, "health:uptime=%q is not device/app", v)
-				}
-				if err := r.secondsInto(&t.DeviceUptime, FDeviceUptime, "health:uptime")(d); err != nil {
-					return err
-				}
-				return r.secondsInto(&t.AppUptime, FAppUptime, "health:uptime")(a)
-			},
-			"activations": func(v string) *LineError {
-				n, err := count("health:activations", v)
-				t.Activations = n
-				r.set(FActivations)
-				return err
-			},
-			"memory": func(v string) *LineError {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return bad(ReasonBadValue, "health:memory=%q is not an int", v)
-				}
-				t.Memory = n
-				r.set(FMemory)
-				return nil
-			},
-		})
+		return r.group(tok[len("health:"):], "health", r.health)
 	}
 	key, v, ok := strings.Cut(tok, "=")
 	if !ok || key == "" {
@@ -405,10 +389,11 @@ func (r *reader) turnToken(tok string) *LineError {
 	case "underruns":
 		if strings.Contains(v, ",") {
 			// The app's spelling: one count per unit.
-			parts := strings.Split(v, ",")
-			if len(parts) > MaxUnits {
-				return bad(ReasonTooLong, "underruns lists %d units, at most %d", len(parts), MaxUnits)
+			parts, err := unitList(key, v)
+			if err != nil {
+				return err
 			}
+			r.perUnit = slices.Grow(r.perUnit, len(parts))
 			for _, p := range parts {
 				n, err := count("underruns", p)
 				if err != nil {
@@ -539,41 +524,89 @@ func ParseTraceID(v string) (string, bool) {
 	return hex.EncodeToString(b[:]), true
 }
 
-// secondsInto returns a setter of a seconds reading of a group.
-func (r *reader) secondsInto(dst *float64, f Fields, name string) func(string) *LineError {
-	return func(v string) *LineError {
-		d, err := seconds(name, v)
-		*dst = d
-		r.set(f)
-		return err
-	}
+// secondsTo sets a seconds reading of a group.
+func (r *reader) secondsTo(dst *float64, f Fields, name, v string) *LineError {
+	d, err := seconds(name, v)
+	*dst = d
+	r.set(f)
+	return err
 }
 
-// group reads the app's k=v,k=v groups (listen_open:…, health:…).
-func (r *reader) group(v, name string, keys map[string]func(string) *LineError) *LineError {
+// group reads the app's k=v,k=v groups (listen_open:…, health:…): set sets
+// one reading and reports whether it knows the key.
+func (r *reader) group(v, name string, set func(k, v string) (bool, *LineError)) *LineError {
 	if v == "" {
 		return bad(ReasonSyntax, "%s: has no readings", name)
 	}
-	seen := map[string]bool{}
-	for _, part := range strings.Split(v, ",") {
+	var buf [8]string
+	seen := buf[:0] // the known keys given
+	for part := range strings.SplitSeq(v, ",") {
 		k, val, ok := strings.Cut(part, "=")
 		if !ok || k == "" || val == "" {
 			return bad(ReasonSyntax, "%s:%q is not key=value", name, clip(part))
 		}
-		set, known := keys[k]
+		if slices.Contains(seen, k) {
+			return bad(ReasonDuplicate, "%s:%s given twice", name, k)
+		}
+		known, err := set(k, val)
 		if !known {
 			r.unknown(name + ":" + k)
 			continue
 		}
-		if seen[k] {
-			return bad(ReasonDuplicate, "%s:%s given twice", name, k)
-		}
-		seen[k] = true
-		if err := set(val); err != nil {
+		if err != nil {
 			return err
 		}
+		seen = append(seen, k)
 	}
 	return nil
+}
+
+// listenOpen sets a reading of the app's listen_open: group.
+func (r *reader) listenOpen(k, v string) (bool, *LineError) {
+	t := &r.rec.Turn
+	switch k {
+	case "grant":
+		return true, r.secondsTo(&t.ListenGrant, FListenGrant, "listen_open:grant", v)
+	case "session":
+		return true, r.secondsTo(&t.ListenSession, FListenSession, "listen_open:session", v)
+	case "total":
+		return true, r.secondsTo(&t.ListenTotal, FListenTotal, "listen_open:total", v)
+	}
+	return false, nil
+}
+
+// health sets a reading of the app's health: group.
+func (r *reader) health(k, v string) (bool, *LineError) {
+	t := &r.rec.Turn
+	switch k {
+	case "device_uptime":
+		return true, r.secondsTo(&t.DeviceUptime, FDeviceUptime, "health:device_uptime", v)
+	case "app_uptime":
+		return true, r.secondsTo(&t.AppUptime, FAppUptime, "health:app_uptime", v)
+	case "uptime":
+		d, a, ok := strings.Cut(v, "/")
+		if !ok {
+			return true, bad(ReasonBadValue, "health:uptime=%q is not device/app", v)
+		}
+		if err := r.secondsTo(&t.DeviceUptime, FDeviceUptime, "health:uptime", d); err != nil {
+			return true, err
+		}
+		return true, r.secondsTo(&t.AppUptime, FAppUptime, "health:uptime", a)
+	case "activations":
+		n, err := count("health:activations", v)
+		t.Activations = n
+		r.set(FActivations)
+		return true, err
+	case "memory":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return true, bad(ReasonBadValue, "health:memory=%q is not an int", v)
+		}
+		t.Memory = n
+		r.set(FMemory)
+		return true, nil
+	}
+	return false, nil
 }
 
 // triple reads a/b[/c] seconds.
@@ -637,7 +670,7 @@ func (r *reader) live(v string) *LineError {
 		if end < 0 {
 			end = len(rest)
 		}
-		now, err := count("live:"+kind, rest[:end])
+		now, err := liveCount(kind, rest[:end])
 		if err != nil {
 			return err
 		}
@@ -648,8 +681,8 @@ func (r *reader) live(v string) *LineError {
 			if close < 0 {
 				return bad(ReasonBadValue, "live:%s history has no closing parenthesis", kind)
 			}
-			for _, p := range strings.Split(rest[1:close], ",") {
-				n, err := count("live:"+kind, p)
+			for p := range strings.SplitSeq(rest[1:close], ",") {
+				n, err := liveCount(kind, p)
 				if err != nil {
 					return err
 				}
@@ -681,16 +714,36 @@ func (r *reader) live(v string) *LineError {
 	return nil
 }
 
+// liveCount reads a count of kind; its key is spelled out only when the
+// count is bad.
+func liveCount(kind, v string) (int, *LineError) {
+	n, err := count("live", v)
+	if err != nil {
+		_, err = count("live:"+kind, v)
+	}
+	return n, err
+}
+
+// unitList splits a per-unit list (gaps, broke, the app's underruns),
+// refusing one of more than MaxUnits before it is split.
+func unitList(key, v string) ([]string, *LineError) {
+	if n := strings.Count(v, ",") + 1; n > MaxUnits {
+		return nil, bad(ReasonTooLong, "%s lists %d units, at most %d", key, n, MaxUnits)
+	}
+	return strings.Split(v, ","), nil
+}
+
 // gapList reads gap[a(lead)],… one per unit.
 func (r *reader) gapList(v string) *LineError {
 	if v == "-" {
 		r.set(FGaps)
 		return nil
 	}
-	parts := strings.Split(v, ",")
-	if len(parts) > MaxUnits {
-		return bad(ReasonTooLong, "gaps lists %d units, at most %d", len(parts), MaxUnits)
+	parts, err := unitList("gaps", v)
+	if err != nil {
+		return err
 	}
+	r.gaps = slices.Grow(r.gaps, len(parts))
 	for i, p := range parts {
 		u := UnitReading{Index: i + 1}
 		g := p
@@ -724,9 +777,9 @@ func (r *reader) brokeList(v string) *LineError {
 		r.set(FBroke)
 		return nil
 	}
-	parts := strings.Split(v, ",")
-	if len(parts) > MaxUnits {
-		return bad(ReasonTooLong, "broke lists %d units, at most %d", len(parts), MaxUnits)
+	parts, err := unitList("broke", v)
+	if err != nil {
+		return err
 	}
 	for _, p := range parts {
 		idx, rest, ok := strings.Cut(p, ":")
@@ -772,7 +825,7 @@ func (r *reader) changes(v string) *LineError {
 		r.set(FChanges)
 		return nil
 	}
-	for _, p := range strings.Split(v, ",") {
+	for p := range strings.SplitSeq(v, ",") {
 		at, rest, ok := strings.Cut(p, "@")
 		reason, outs, ok2 := strings.Cut(rest, ">")
 		if !ok || !ok2 {
@@ -823,9 +876,6 @@ func (r *reader) addChange(at, reason string, outputs []string) *LineError {
 // finishTurn merges the per-unit lists and checks the line against itself.
 func (r *reader) finishTurn() *LineError {
 	t := &r.rec.Turn
-	if r.rec.Present&^FTrace == 0 {
-		return bad(ReasonNoReadings, "no reading this version knows (%d unknown fields)", r.rec.Unknown)
-	}
 	n := len(r.gaps)
 	if r.rec.Present.Has(FUnitUnderruns) {
 		if n > 0 && len(r.perUnit) != n {
@@ -970,9 +1020,6 @@ func (r *reader) takeToken(tok string) *LineError {
 }
 
 func (r *reader) finishTake() *LineError {
-	if r.rec.Present&^FTrace == 0 {
-		return bad(ReasonNoReadings, "no reading this version knows (%d unknown fields)", r.rec.Unknown)
-	}
 	if !r.rec.Present.Has(FTake) {
 		return bad(ReasonBadValue, "take names no take id (take=)")
 	}
@@ -1031,7 +1078,7 @@ func list(v, sep string) []string {
 		return nil
 	}
 	var out []string
-	for _, p := range strings.Split(v, sep) {
+	for p := range strings.SplitSeq(v, sep) {
 		if p != "" && p != "-" {
 			out = append(out, p)
 		}
