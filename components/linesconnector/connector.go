@@ -159,7 +159,7 @@ func (c *linesConnector) sweep(ctx context.Context) {
 // line is one line read with where it came from.
 type line struct {
 	rec      textlines.Record
-	body     string // the line from its tag on
+	text     string // the line as read
 	resource pcommon.Resource
 	file     string
 	number   int64
@@ -215,7 +215,7 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 						counts[outcomeTake]++
 					}
 					unknown += int64(rec.Unknown)
-					l := line{rec: rec, body: body(text), resource: res, file: file, number: number + int64(n), arrived: now}
+					l := line{rec: rec, text: text, resource: res, file: file, number: number + int64(n), arrived: now}
 					if rec.TraceID != "" {
 						l.trace = traceIDOf(rec.TraceID)
 					} else if !lr.TraceID().IsEmpty() {

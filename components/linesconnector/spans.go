@@ -3,6 +3,7 @@ package linesconnector
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"strings"
 	"time"
@@ -21,24 +22,11 @@ import (
 // recorded. Span IDs derive from the trace and what the span is, so the same
 // line read twice makes the same spans.
 
+// traceIDOf reads a trace ID as the reader gives it (32 hex digits).
 func traceIDOf(hexID string) pcommon.TraceID {
 	var id pcommon.TraceID
-	for i := 0; i < 16; i++ {
-		id[i] = unhex(hexID[2*i])<<4 | unhex(hexID[2*i+1])
-	}
+	_, _ = hex.Decode(id[:], []byte(hexID))
 	return id
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10
-	}
-	return 0
 }
 
 // spanID derives a span's ID from its trace and what it is.
@@ -134,9 +122,10 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 		a.PutInt(semconv.HealthMemory, t.Memory)
 	}
 	for _, lv := range t.Live {
-		a.PutInt(semconv.LiveAttr(lv.Kind), int64(lv.Now))
+		now, before := liveKeys(lv.Kind)
+		a.PutInt(now, int64(lv.Now))
 		if len(lv.Before) > 0 {
-			s := a.PutEmptySlice(semconv.LiveBeforeAttr(lv.Kind))
+			s := a.PutEmptySlice(before)
 			for _, v := range lv.Before {
 				s.AppendEmpty().SetInt(int64(v))
 			}
@@ -261,6 +250,23 @@ func appendTakeSpan(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceI
 	if has(textlines.FBeside) {
 		a.PutInt(semconv.TakeBeside, int64(t.Beside))
 	}
+}
+
+// knownLive holds the attribute keys of the known live kinds, made once.
+var knownLive = func() map[string][2]string {
+	m := make(map[string][2]string, len(semconv.LiveKinds))
+	for _, k := range semconv.LiveKinds {
+		m[k] = [2]string{semconv.LiveAttr(k), semconv.LiveBeforeAttr(k)}
+	}
+	return m
+}()
+
+// liveKeys are the attribute keys of a live kind's count now and before.
+func liveKeys(kind string) (now, before string) {
+	if k, ok := knownLive[kind]; ok {
+		return k[0], k[1]
+	}
+	return semconv.LiveAttr(kind), semconv.LiveBeforeAttr(kind)
 }
 
 func putStrings(m pcommon.Map, key string, vs []string) {

@@ -2,6 +2,7 @@ package linesconnector
 
 import (
 	"crypto/sha256"
+	"slices"
 	"strings"
 	"time"
 
@@ -229,25 +230,9 @@ func (s *state) attach(h *heldTurn, tk *heldTake, out *emission) {
 
 // unholdTake removes a take from the indexes; it reports whether it was held.
 func (s *state) unholdTake(tk *heldTake) bool {
-	held := false
-	if list, ok := s.takesByID[tk.id]; ok {
-		if n := removeTake(list, tk); len(n) < len(list) {
-			held = true
-			if len(n) == 0 {
-				delete(s.takesByID, tk.id)
-			} else {
-				s.takesByID[tk.id] = n
-			}
-		}
-	}
+	held := removeFrom(s.takesByID, tk.id, tk)
 	if tr := tk.l.trace; !tr.IsEmpty() {
-		if list, ok := s.takesByTrace[tr]; ok {
-			if n := removeTake(list, tk); len(n) == 0 {
-				delete(s.takesByTrace, tr)
-			} else {
-				s.takesByTrace[tr] = n
-			}
-		}
+		removeFrom(s.takesByTrace, tr, tk)
 	}
 	if held {
 		s.held--
@@ -255,13 +240,20 @@ func (s *state) unholdTake(tk *heldTake) bool {
 	return held
 }
 
-func removeTake(list []*heldTake, tk *heldTake) []*heldTake {
-	for i, o := range list {
-		if o == tk {
-			return append(list[:i:i], list[i+1:]...)
-		}
+// removeFrom removes the first v from the list of k, and k when its list is
+// left empty; it reports whether v was there.
+func removeFrom[K, V comparable](m map[K][]V, k K, v V) bool {
+	list := m[k]
+	i := slices.Index(list, v)
+	if i < 0 {
+		return false
 	}
-	return list
+	if len(list) == 1 {
+		delete(m, k)
+	} else {
+		m[k] = append(list[:i:i], list[i+1:]...)
+	}
+	return true
 }
 
 func (s *state) maybeRelease(h *heldTurn, out *emission) {
@@ -282,18 +274,7 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 		out.pendingDelta--
 	}
 	for _, id := range h.names {
-		list := s.turnsByTake[id]
-		for i, o := range list {
-			if o == h {
-				list = append(list[:i:i], list[i+1:]...)
-				break
-			}
-		}
-		if len(list) == 0 {
-			delete(s.turnsByTake, id)
-		} else {
-			s.turnsByTake[id] = list
-		}
+		removeFrom(s.turnsByTake, id, h)
 	}
 	if why != "" {
 		out.released = append(out.released, released{what: "turn", file: h.l.file, number: h.l.number, reason: why})
@@ -399,7 +380,7 @@ func (s *state) compact(n int) {
 func derivedTrace(l *line) pcommon.TraceID {
 	h := sha256.New()
 	h.Write([]byte("percause.lines/voice.turn\x00"))
-	h.Write([]byte(l.body))
+	h.Write([]byte(body(l.text)))
 	if !l.rec.Time.IsZero() {
 		h.Write([]byte{0})
 		h.Write([]byte(l.rec.Time.UTC().Format(time.RFC3339Nano)))
@@ -449,18 +430,7 @@ func (r *emittedRing) add(trace pcommon.TraceID, names []string, at time.Time) {
 			delete(r.traces, old.trace)
 		}
 		for _, id := range old.names {
-			list := r.takes[id]
-			for i, s := range list {
-				if s == slot {
-					list = append(list[:i:i], list[i+1:]...)
-					break
-				}
-			}
-			if len(list) == 0 {
-				delete(r.takes, id)
-			} else {
-				r.takes[id] = list
-			}
+			removeFrom(r.takes, id, slot)
 		}
 	}
 	r.entries[slot] = emitted{trace: trace, names: names, at: at, used: true}
