@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -328,27 +327,4 @@ func Verdicts(traces ...ptrace.Traces) (map[string]verdicts.Verdict, error) {
 		}
 	}
 	return out, nil
-}
-
-// Sorted lists verdicts in order (the order given, then the rest by trace).
-func Sorted(vs map[string]verdicts.Verdict, order []string) []verdicts.Verdict {
-	var out []verdicts.Verdict
-	seen := map[string]bool{}
-	for _, id := range order {
-		if v, ok := vs[id]; ok {
-			out = append(out, v)
-			seen[id] = true
-		}
-	}
-	var rest []string
-	for id := range vs {
-		if !seen[id] {
-			rest = append(rest, id)
-		}
-	}
-	sort.Strings(rest)
-	for _, id := range rest {
-		out = append(out, vs[id])
-	}
-	return out
 }
