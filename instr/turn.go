@@ -2,7 +2,6 @@ package instr
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/percause/percause/exporters/textlines"
@@ -136,14 +135,7 @@ func (t *Turn) SetRoute(r Route) error {
 }
 
 // Bluetooth reports whether any output is a Bluetooth port.
-func Bluetooth(outputs []string) bool {
-	for _, o := range outputs {
-		if strings.HasPrefix(o, semconv.BluetoothPortPrefix) {
-			return true
-		}
-	}
-	return false
-}
+func Bluetooth(outputs []string) bool { return semconv.Bluetooth(outputs) }
 
 // RouteChange records a route change while she reads: at is seconds since she
 // began reading, reason one of semconv.RouteReasons (others are kept on the

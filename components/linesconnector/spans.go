@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -104,7 +103,7 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 		putStrings(a, semconv.RouteOutputs, t.Outputs)
 	}
 	if has(textlines.FBluetooth) || has(textlines.FRoute) {
-		a.PutBool(semconv.RouteBluetooth, t.Bluetooth || anyBluetooth(t.Outputs))
+		a.PutBool(semconv.RouteBluetooth, t.Bluetooth || semconv.Bluetooth(t.Outputs))
 	}
 	if has(textlines.FSampleRate) && (has(textlines.FRoute) || t.SampleRate > 0) {
 		a.PutDouble(semconv.RouteSampleRate, t.SampleRate)
@@ -274,13 +273,4 @@ func putStrings(m pcommon.Map, key string, vs []string) {
 	for _, v := range vs {
 		s.AppendEmpty().SetStr(v)
 	}
-}
-
-func anyBluetooth(outputs []string) bool {
-	for _, o := range outputs {
-		if strings.HasPrefix(o, semconv.BluetoothPortPrefix) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,5 +1,10 @@
 package semconv
 
+import (
+	"slices"
+	"strings"
+)
+
 // Route-change reasons (the value of pippa.route_change.reason, after the
 // audio session's own route-change reasons). The pippa.route.changes metric
 // carries only these; any other reason is counted as RouteReasonOther while
@@ -28,6 +33,13 @@ var Links = []string{LinkWifi, LinkCell, LinkWired, LinkUnavailable, LinkUnknown
 // bluetooth_hfp, bluetooth_le): pippa.route.bluetooth is true when any output
 // starts with it.
 const BluetoothPortPrefix = "bluetooth"
+
+// IsBluetoothPort reports whether a port kind is a Bluetooth one.
+func IsBluetoothPort(kind string) bool { return strings.HasPrefix(kind, BluetoothPortPrefix) }
+
+// Bluetooth reports whether any of outputs is a Bluetooth port: the value
+// of pippa.route.bluetooth when the route does not say.
+func Bluetooth(outputs []string) bool { return slices.ContainsFunc(outputs, IsBluetoothPort) }
 
 // Port kinds (values of pippa.route.inputs and pippa.route.outputs).
 const (

@@ -384,10 +384,6 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 	return out, true
 }
 
-// isBluetoothPort reports whether an audio port kind is a Bluetooth one
-// (bluetooth_a2dp, bluetooth_hfp, bluetooth_le, …).
-func isBluetoothPort(kind string) bool { return strings.HasPrefix(kind, semconv.BluetoothPortPrefix) }
-
 // readTurn extracts a voice.turn span's readings. The resource is cloned
 // because the verdict span is emitted under the phone's resource later, when
 // the batch that carried the turn is long gone.
@@ -410,7 +406,7 @@ func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
 		if len(t.outputs) < maxOutputs {
 			t.outputs = append(t.outputs, o)
 		}
-		if isBluetoothPort(o) {
+		if semconv.IsBluetoothPort(o) {
 			if t.btOutput == "" {
 				t.btOutput = o
 			}
