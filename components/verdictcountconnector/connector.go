@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -117,7 +118,7 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 				if s.Name() != semconv.SpanVerdict {
 					continue
 				}
-				if c.recent.Has(s.SpanID()) || containsID(ids, s.SpanID()) {
+				if c.recent.Has(s.SpanID()) || slices.Contains(ids, s.SpanID()) {
 					dups++
 					continue
 				}
@@ -229,13 +230,4 @@ func appendResource(md pmetric.Metrics, res pcommon.Resource, points []point, ts
 			dp.SetTimestamp(ts)
 		}
 	}
-}
-
-func containsID(ids []pcommon.SpanID, id pcommon.SpanID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
@@ -232,8 +232,8 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	}
 	// Most batches from a processor that emits only verdicts are written as
 	// they come; others are copied down to their new verdicts.
-	var fresh, dup, other int
-	var ids []pcommon.SpanID
+	fresh := make([]pageSpan, 0, 4) // on the stack for a batch of a few
+	var dup, other int
 	// For the page: the verdicts new to the file, a verdict the file holds
 	// but the page does not (written in the moment before a crash), and
 	// the link status changes.
@@ -247,22 +247,22 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				s := spans.At(k)
+				ps := pageSpan{rs, ss, s}
 				switch {
 				case s.Name() != semconv.SpanVerdict:
 					other++
 					if e.page != nil && s.Name() == semconv.SpanLinkStatus {
-						forPage = append(forPage, pageSpan{rs, ss, s})
+						forPage = append(forPage, ps)
 					}
-				case e.recent.Has(s.SpanID()) || containsID(ids, s.SpanID()):
+				case e.recent.Has(s.SpanID()) || slices.ContainsFunc(fresh, func(f pageSpan) bool { return f.s.SpanID() == s.SpanID() }):
 					dup++
 					if e.page != nil && !e.page.holds(storeKey(keyTurn, s)) {
-						forPage = append(forPage, pageSpan{rs, ss, s})
+						forPage = append(forPage, ps)
 					}
 				default:
-					fresh++
-					ids = append(ids, s.SpanID())
+					fresh = append(fresh, ps)
 					if e.page != nil {
-						forPage = append(forPage, pageSpan{rs, ss, s})
+						forPage = append(forPage, ps)
 					}
 				}
 			}
@@ -271,8 +271,8 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	if dup > 0 {
 		e.tel.ExporterVerdictsDuplicate.Add(ctx, int64(dup))
 	}
-	if fresh > 0 {
-		if err := e.write(ctx, td, fresh, dup, other, ids); err != nil {
+	if len(fresh) > 0 {
+		if err := e.write(ctx, td, fresh, dup == 0 && other == 0); err != nil {
 			return err
 		}
 	}
@@ -282,7 +282,8 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	return nil
 }
 
-// pageSpan is a span for the page's store, with its resource and scope.
+// pageSpan is a span of the batch with its resource and scope: a verdict
+// for the file, a span for the page's store.
 type pageSpan struct {
 	rs ptrace.ResourceSpans
 	ss ptrace.ScopeSpans
@@ -339,25 +340,21 @@ func (e *verdictExporter) flushPage() {
 	}
 }
 
-// write appends the batch's fresh verdicts to the file as one line.
-func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh, dup, other int, ids []pcommon.SpanID) error {
+// write appends the batch's fresh verdicts to the file as one line: td
+// itself when they are all it holds, else a copy of them.
+func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []pageSpan, whole bool) error {
 	out := td
-	if dup > 0 || other > 0 {
+	if !whole {
 		out = ptrace.NewTraces()
-		taken := make([]pcommon.SpanID, 0, fresh)
-		eachVerdict(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, s ptrace.Span) {
-			if e.recent.Has(s.SpanID()) || containsID(taken, s.SpanID()) {
-				return
-			}
-			taken = append(taken, s.SpanID())
+		for _, ps := range fresh {
 			ors := out.ResourceSpans().AppendEmpty()
-			rs.Resource().CopyTo(ors.Resource())
-			ors.SetSchemaUrl(rs.SchemaUrl())
+			ps.rs.Resource().CopyTo(ors.Resource())
+			ors.SetSchemaUrl(ps.rs.SchemaUrl())
 			oss := ors.ScopeSpans().AppendEmpty()
-			ss.Scope().CopyTo(oss.Scope())
-			oss.SetSchemaUrl(ss.SchemaUrl())
-			s.CopyTo(oss.Spans().AppendEmpty())
-		})
+			ps.ss.Scope().CopyTo(oss.Scope())
+			oss.SetSchemaUrl(ps.ss.SchemaUrl())
+			ps.s.CopyTo(oss.Spans().AppendEmpty())
+		}
 	}
 	var ok bool
 	if e.buf, ok = appendJSON(e.buf[:0], out); !ok {
@@ -384,20 +381,11 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh, du
 		return fmt.Errorf("verdict exporter: writing %s: %w", e.cfg.Path, err)
 	}
 	e.size += int64(n)
-	for _, id := range ids {
-		e.recent.Add(id)
+	for _, ps := range fresh {
+		e.recent.Add(ps.s.SpanID())
 	}
-	e.tel.ExporterVerdictsWritten.Add(ctx, int64(fresh))
+	e.tel.ExporterVerdictsWritten.Add(ctx, int64(len(fresh)))
 	return nil
-}
-
-func containsID(ids []pcommon.SpanID, id pcommon.SpanID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // rotateIfFull starts a new file when adding n bytes would pass the size

@@ -48,19 +48,9 @@ func appendJSON(b []byte, td ptrace.Traces) ([]byte, bool) {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"scope":{`...)
-			sep := false
-			if sc.Name() != "" {
-				b = appendString(append(b, `"name":`...), sc.Name())
-				sep = true
-			}
-			if sc.Version() != "" {
-				if sep {
-					b = append(b, ',')
-				}
-				b = appendString(append(b, `"version":`...), sc.Version())
-				sep = true
-			}
+			var sep bool
+			b, sep = appendField(append(b, `{"scope":{`...), false, `"name":`, sc.Name())
+			b, sep = appendField(b, sep, `"version":`, sc.Version())
 			if b, ok = appendAttrs(b, sc.Attributes(), sep); !ok {
 				return fail()
 			}
@@ -124,13 +114,7 @@ func appendSpan(b []byte, s ptrace.Span) ([]byte, bool) {
 				b = appendTime(b, `"timeUnixNano":`, ev.Timestamp())
 				sep = true
 			}
-			if ev.Name() != "" {
-				if sep {
-					b = append(b, ',')
-				}
-				b = appendString(append(b, `"name":`...), ev.Name())
-				sep = true
-			}
+			b, sep = appendField(b, sep, `"name":`, ev.Name())
 			if b, ok = appendAttrs(b, ev.Attributes(), sep); !ok {
 				return b, false
 			}
@@ -138,13 +122,8 @@ func appendSpan(b []byte, s ptrace.Span) ([]byte, bool) {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"status":{`...)
 	st := s.Status()
-	sep := false
-	if st.Message() != "" {
-		b = appendString(append(b, `"message":`...), st.Message())
-		sep = true
-	}
+	b, sep := appendField(append(b, `,"status":{`...), false, `"message":`, st.Message())
 	if st.Code() != ptrace.StatusCodeUnset {
 		if sep {
 			b = append(b, ',')
@@ -152,6 +131,19 @@ func appendSpan(b []byte, s ptrace.Span) ([]byte, bool) {
 		b = strconv.AppendInt(append(b, `"code":`...), int64(st.Code()), 10)
 	}
 	return append(b, "}}"...), true
+}
+
+// appendField writes "key":"s" (key given with its quotes and colon), after
+// a comma when sep, or nothing for an empty s; sep is returned true once a
+// field is written.
+func appendField(b []byte, sep bool, key, s string) ([]byte, bool) {
+	if s == "" {
+		return b, sep
+	}
+	if sep {
+		b = append(b, ',')
+	}
+	return appendString(append(b, key...), s), true
 }
 
 // appendTime writes a timestamp as the marshaller does: a string of
