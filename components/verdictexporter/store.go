@@ -289,21 +289,24 @@ func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.Turn, links
 	if from.IsZero() || from.Before(oldest) {
 		from = oldest
 	}
-	lo := pcommon.NewTimestampFromTime(from)
 	seen := map[string]bool{}
 	for _, k := range p.turns {
 		if k.turn.Installation != "" && !seen[k.turn.Installation] {
 			seen[k.turn.Installation] = true
 			installations = append(installations, k.turn.Installation)
 		}
-		if k.turn.Start >= lo {
-			turns = append(turns, k.turn)
-		}
 	}
-	for _, k := range p.links {
-		if k.link.Time >= lo {
-			links = append(links, k.link)
-		}
+	// Both are by time: what is in range is their tail, copied once.
+	lo := pcommon.NewTimestampFromTime(from)
+	ti := sort.Search(len(p.turns), func(i int) bool { return p.turns[i].turn.Start >= lo })
+	turns = make([]dayreport.Turn, 0, len(p.turns)-ti)
+	for _, k := range p.turns[ti:] {
+		turns = append(turns, k.turn)
+	}
+	li := sort.Search(len(p.links), func(i int) bool { return p.links[i].link.Time >= lo })
+	links = make([]dayreport.LinkChange, 0, len(p.links)-li)
+	for _, k := range p.links[li:] {
+		links = append(links, k.link)
 	}
 	return turns, links, installations, len(p.turns), len(p.links)
 }

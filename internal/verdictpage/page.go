@@ -1,7 +1,6 @@
 package verdictpage
 
 import (
-	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -82,14 +81,13 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"css": func() template.CSS { return template.CSS(css) },
 }).Parse(pageTemplate))
 
-// Render writes the page.
+// Render writes the page. On an error w may hold part of it: both callers
+// render into a buffer they send or write only whole.
 func Render(w io.Writer, p Page) error {
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, build(p)); err != nil {
+	if err := tmpl.Execute(w, build(p)); err != nil {
 		return fmt.Errorf("verdictpage: %w", err)
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return nil
 }
 
 // view is what the template reads.
@@ -282,11 +280,11 @@ func turnOf(t dayreport.Turn, loc *time.Location, budget float64) turnView {
 		uv := underrunView{Unit: u.Unit, Take: u.Take, Underruns: u.Underruns, Silent: fmt.Sprintf("%.2f s", u.Silent),
 			Cushion: fmt.Sprintf("%.2f s", u.Cushion), Cause: u.Cause, Need: "take never came"}
 		if u.Need != nil {
-			uv.Need = fmt.Sprintf("%.2f s", *u.Need)
-			if *u.Need > u.Cushion {
+			// The sign says what rule 1 read (the unit's cause); the need
+			// is not compared again here.
+			uv.Need, uv.Compare = fmt.Sprintf("%.2f s", *u.Need), "≤"
+			if u.Cause == semconv.CauseSynthesis {
 				uv.Compare = ">"
-			} else {
-				uv.Compare = "≤"
 			}
 		}
 		tv.Underran = append(tv.Underran, uv)
@@ -543,11 +541,9 @@ type barRow struct {
 func buildImplicated(turns []dayreport.Turn) bars {
 	counts := map[string]int{}
 	for _, t := range turns {
-		seen := map[string]bool{}
-		for _, c := range t.Causes {
-			if !seen[c] {
+		for i, c := range t.Causes {
+			if !slices.Contains(t.Causes[:i], c) {
 				counts[c]++
-				seen[c] = true
 			}
 		}
 	}
@@ -574,24 +570,38 @@ func buildImplicated(turns []dayreport.Turn) bars {
 }
 
 // Within keeps the turns and link changes of [from, to] (a zero bound is
-// open) of one installation ("": every one). Both keep their order.
+// open) of one installation ("": every one). Both keep their order; with
+// nothing to leave out they are returned as they are, not copied.
 func Within(turns []dayreport.Turn, links []dayreport.LinkChange, from, to time.Time, installation string) ([]dayreport.Turn, []dayreport.LinkChange) {
+	if from.IsZero() && to.IsZero() && installation == "" {
+		return turns, links
+	}
 	in := func(ts pcommon.Timestamp, inst string) bool {
 		t := ts.AsTime()
 		return (installation == "" || inst == installation) &&
 			(from.IsZero() || !t.Before(from)) && (to.IsZero() || !t.After(to))
 	}
-	var ot []dayreport.Turn
-	for _, t := range turns {
-		if in(t.Start, t.Installation) {
-			ot = append(ot, t)
+	return keep(turns, func(t *dayreport.Turn) bool { return in(t.Start, t.Installation) }),
+		keep(links, func(l *dayreport.LinkChange) bool { return in(l.Time, l.Installation) })
+}
+
+// keep copies the items of s that in takes into a slice of their number
+// (nil for none): the served page's turns are many and large.
+func keep[T any](s []T, in func(*T) bool) []T {
+	n := 0
+	for i := range s {
+		if in(&s[i]) {
+			n++
 		}
 	}
-	var ol []dayreport.LinkChange
-	for _, l := range links {
-		if in(l.Time, l.Installation) {
-			ol = append(ol, l)
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, 0, n)
+	for i := range s {
+		if in(&s[i]) {
+			out = append(out, s[i])
 		}
 	}
-	return ot, ol
+	return out
 }
