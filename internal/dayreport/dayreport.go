@@ -269,16 +269,7 @@ func readTurn(t *Turn, s ptrace.Span) {
 	if v, ok := a.Get(semconv.NetworkConnectionType); ok && t.Link == "" {
 		t.Link = v.AsString()
 	}
-	if v, ok := number(a, semconv.TurnSpeechEndPost); ok {
-		t.SpeechEndToPost = &v
-	}
-	if v, ok := number(a, semconv.TurnNotSent); ok {
-		t.NotSent = &v
-	}
-	if v, ok := a.Get(semconv.PoolResets); ok && v.Type() == pcommon.ValueTypeInt {
-		n := v.Int()
-		t.PoolResets = &n
-	}
+	readDone(t, a, true)
 }
 
 func readVerdict(t *Turn, s ptrace.Span) {
@@ -331,13 +322,20 @@ func readVerdict(t *Turn, s ptrace.Span) {
 	if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt && t.Start == 0 {
 		t.Start = pcommon.Timestamp(v.Int())
 	}
-	if v, ok := number(a, semconv.TurnSpeechEndPost); ok && t.SpeechEndToPost == nil {
+	readDone(t, a, false)
+}
+
+// readDone reads the done reading's readings from a span's attributes: over
+// what t holds when replace (the voice.turn span's), else only those t
+// lacks (the verdict's).
+func readDone(t *Turn, a pcommon.Map, replace bool) {
+	if v, ok := number(a, semconv.TurnSpeechEndPost); ok && (replace || t.SpeechEndToPost == nil) {
 		t.SpeechEndToPost = &v
 	}
-	if v, ok := number(a, semconv.TurnNotSent); ok && t.NotSent == nil {
+	if v, ok := number(a, semconv.TurnNotSent); ok && (replace || t.NotSent == nil) {
 		t.NotSent = &v
 	}
-	if v, ok := a.Get(semconv.PoolResets); ok && v.Type() == pcommon.ValueTypeInt && t.PoolResets == nil {
+	if v, ok := a.Get(semconv.PoolResets); ok && v.Type() == pcommon.ValueTypeInt && (replace || t.PoolResets == nil) {
 		n := v.Int()
 		t.PoolResets = &n
 	}
