@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/lab/verdicts"
 )
 
 // Kinds of problem.
@@ -143,16 +144,10 @@ func Check(trace string, spans []Span) Report {
 			c.resource(s.Resource, where, semconv.ServiceEngine)
 			c.attrs(semconv.SpanTTSTake, where, sp.Attributes(), nil)
 		case semconv.SpanVerdict:
-			a := sp.Attributes()
-			v := &Verdict{Cause: str(a, semconv.VerdictCause), Evidence: str(a, semconv.VerdictEvidence), Forced: str(a, semconv.VerdictForced)}
-			if x, ok := a.Get(semconv.VerdictCauses); ok && x.Type() == pcommon.ValueTypeSlice {
-				for i := 0; i < x.Slice().Len(); i++ {
-					v.Causes = append(v.Causes, x.Slice().At(i).AsString())
-				}
-			}
-			r.Verdict = v
-			if x, ok := a.Get(semconv.TurnIndex); ok && r.Turn == 0 {
-				r.Turn = x.Int()
+			v := verdicts.FromSpan(sp)
+			r.Verdict = &Verdict{Cause: v.Cause, Causes: v.Causes, Evidence: v.Evidence, Forced: v.Forced}
+			if r.Turn == 0 {
+				r.Turn = v.Turn
 			}
 		default:
 			if isOurs(sp.Name()) && !registered(semconv.KindSpan, sp.Name()) {
@@ -413,11 +408,4 @@ func asInt(v pcommon.Value) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-func str(m pcommon.Map, k string) string {
-	if v, ok := m.Get(k); ok {
-		return v.AsString()
-	}
-	return ""
 }

@@ -136,7 +136,7 @@ func Parse(line []byte) ([]Verdict, error) {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				if s := spans.At(k); s.Name() == semconv.SpanVerdict {
-					out = append(out, fromSpan(s))
+					out = append(out, FromSpan(s))
 				}
 			}
 		}
@@ -144,7 +144,8 @@ func Parse(line []byte) ([]Verdict, error) {
 	return out, nil
 }
 
-func fromSpan(s ptrace.Span) Verdict {
+// FromSpan reads one percause.verdict span.
+func FromSpan(s ptrace.Span) Verdict {
 	a := s.Attributes()
 	v := Verdict{
 		TraceID:   s.TraceID().String(),
