@@ -16,7 +16,7 @@ import (
 
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/spanring"
+	"github.com/percause/percause/internal/idring"
 )
 
 // The counters it writes: the OpenTelemetry names whose Prometheus names
@@ -70,7 +70,7 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return &counter{next: next, tel: tel, recent: spanring.New(c.Recent)}, nil
+	return &counter{next: next, tel: tel, recent: idring.New[pcommon.SpanID](c.Recent)}, nil
 }
 
 // counter is the connector. Its only state is the ring of verdict span IDs
@@ -82,7 +82,7 @@ type counter struct {
 	tel  *metadata.TelemetryBuilder
 
 	mu     sync.Mutex
-	recent *spanring.Ring
+	recent *idring.Ring[pcommon.SpanID]
 }
 
 func (c *counter) Capabilities() consumer.Capabilities {

@@ -17,12 +17,13 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/spanring"
+	"github.com/percause/percause/internal/idring"
 )
 
 // verdictExporter appends verdict spans to the verdict file and, with
@@ -48,7 +49,7 @@ type verdictExporter struct {
 	mu     sync.Mutex
 	f      *os.File
 	size   int64
-	recent *spanring.Ring
+	recent *idring.Ring[pcommon.SpanID]
 	buf    []byte
 }
 
@@ -60,7 +61,7 @@ func newExporter(set exporter.Settings, cfg *Config) (*verdictExporter, error) {
 		return nil, err
 	}
 	e := &verdictExporter{cfg: cfg, id: set.ID, logger: set.Logger, tel: tel, telset: set.TelemetrySettings,
-		now: time.Now, recent: spanring.New(cfg.Recent)}
+		now: time.Now, recent: idring.New[pcommon.SpanID](cfg.Recent)}
 	if cfg.HTTP.HasValue() {
 		e.page = newPageStore(cfg.Keep)
 	}

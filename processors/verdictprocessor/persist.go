@@ -139,7 +139,7 @@ func (p *verdictProcessor) restore(ctx context.Context, client storage.Client) e
 	if restored > 0 {
 		p.tel.ProcessorVerdictRestored.Add(ctx, restored)
 		p.tel.ProcessorVerdictPendingTurns.Add(ctx, restored)
-		p.logger.Info("verdict processor: restored pending turns from storage", zap.Int64("traces", restored), zap.Int("decided_ids", len(p.decided.set)))
+		p.logger.Info("verdict processor: restored pending turns from storage", zap.Int64("traces", restored), zap.Int("decided_ids", p.decided.Len()))
 	}
 	if bad > 0 {
 		p.tel.ProcessorVerdictStorageErrors.Add(ctx, bad, p.opAttrs[opRestore])
@@ -190,7 +190,7 @@ func (p *verdictProcessor) restoreDecided(meta []byte, chunks map[int][]byte) {
 		visit(next, size)
 	}
 	visit(0, next)
-	if size == len(p.decided.ring) {
+	if size == p.decided.Size() {
 		clear(p.decided.dirty) // stored as it is
 		return
 	}
@@ -198,7 +198,7 @@ func (p *verdictProcessor) restoreDecided(meta []byte, chunks map[int][]byte) {
 	for n := range chunks {
 		p.decided.dirty[n] = struct{}{}
 	}
-	for n := 0; n*decidedChunk < len(p.decided.ring); n++ {
+	for n := 0; n*decidedChunk < p.decided.Size(); n++ {
 		p.decided.dirty[n] = struct{}{}
 	}
 }
@@ -239,25 +239,25 @@ func (p *verdictProcessor) commit(ctx context.Context) error {
 		ops = append(ops, storage.DeleteOperation(traceKey(k)))
 	}
 	chunks := make([]int, 0, len(p.decided.dirty))
-	ringChunks := (len(p.decided.ring) + decidedChunk - 1) / decidedChunk
+	ringChunks := (p.decided.Size() + decidedChunk - 1) / decidedChunk
 	for n := range p.decided.dirty {
 		chunks = append(chunks, n)
 		if n >= ringChunks {
 			ops = append(ops, storage.DeleteOperation(chunkKey(n)))
 			continue
 		}
-		lo, hi := n*decidedChunk, min((n+1)*decidedChunk, len(p.decided.ring))
+		lo, hi := n*decidedChunk, min((n+1)*decidedChunk, p.decided.Size())
 		v := make([]byte, 0, (hi-lo)*len(pcommon.TraceID{}))
-		for _, id := range p.decided.ring[lo:hi] {
+		for _, id := range p.decided.Slots()[lo:hi] {
 			v = append(v, id[:]...)
 		}
 		ops = append(ops, storage.SetOperation(chunkKey(n), v))
 	}
 	if len(chunks) > 0 {
 		e := encoder{}
-		e.uint(uint64(len(p.decided.ring)))
-		e.uint(uint64(p.decided.next))
-		e.bool(p.decided.full)
+		e.uint(uint64(p.decided.Size()))
+		e.uint(uint64(p.decided.Next()))
+		e.bool(p.decided.Full())
 		ops = append(ops, storage.SetOperation(keyMeta, e.b))
 	}
 	clear(p.decided.dirty)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/percause/percause/internal/idring"
 )
 
 // pendingTrace is everything held for one trace until its turn is decided:
@@ -157,10 +159,7 @@ func (s *store) len() int { return len(s.pending) }
 // ring), so a turn delivered twice yields one verdict while the set stays
 // bounded.
 type decidedSet struct {
-	ring []pcommon.TraceID
-	next int
-	full bool
-	set  map[pcommon.TraceID]struct{}
+	*idring.Ring[pcommon.TraceID]
 	// dirty holds the chunks of the ring (decidedChunk slots each) changed
 	// since they were last stored.
 	dirty map[int]struct{}
@@ -172,29 +171,14 @@ type decidedSet struct {
 const decidedChunk = 64
 
 func newDecidedSet(size int) *decidedSet {
-	return &decidedSet{ring: make([]pcommon.TraceID, size), set: make(map[pcommon.TraceID]struct{}, size)}
+	return &decidedSet{Ring: idring.New[pcommon.TraceID](size)}
 }
 
-func (d *decidedSet) has(id pcommon.TraceID) bool {
-	_, ok := d.set[id]
-	return ok
-}
+func (d *decidedSet) has(id pcommon.TraceID) bool { return d.Has(id) }
 
 func (d *decidedSet) add(id pcommon.TraceID) {
-	if d.has(id) {
-		return
-	}
-	if d.full {
-		delete(d.set, d.ring[d.next])
-	}
-	d.ring[d.next] = id
-	d.set[id] = struct{}{}
-	if d.dirty != nil {
-		d.dirty[d.next/decidedChunk] = struct{}{}
-	}
-	d.next++
-	if d.next == len(d.ring) {
-		d.next, d.full = 0, true
+	if slot := d.Add(id); slot >= 0 && d.dirty != nil {
+		d.dirty[slot/decidedChunk] = struct{}{}
 	}
 }
 

@@ -23,13 +23,13 @@ func TestDecidedSetBounded(t *testing.T) {
 	d := newDecidedSet(size)
 	for i := range 3 * size {
 		d.add(nthTrace(i))
-		if len(d.set) > size {
-			t.Fatalf("after %d adds the set holds %d IDs, size %d", i+1, len(d.set), size)
+		if d.Len() > size {
+			t.Fatalf("after %d adds the set holds %d IDs, size %d", i+1, d.Len(), size)
 		}
 		d.add(nthTrace(i)) // a duplicate: no second slot
 	}
-	if len(d.set) != size {
-		t.Fatalf("set holds %d IDs, want %d", len(d.set), size)
+	if d.Len() != size {
+		t.Fatalf("set holds %d IDs, want %d", d.Len(), size)
 	}
 	for i := range 3 * size {
 		if want := i >= 2*size; d.has(nthTrace(i)) != want {
@@ -61,7 +61,7 @@ func TestStateBounded(t *testing.T) {
 		if n := len(h.p.store.pending); n != h.p.store.order.Len() {
 			t.Fatalf("pending map holds %d, its order list %d", n, h.p.store.order.Len())
 		}
-		if n := len(h.p.decided.set); n > cfg.DecidedCacheSize {
+		if n := h.p.decided.Len(); n > cfg.DecidedCacheSize {
 			t.Fatalf("after %d traces %d decided IDs are held, decided_cache_size %d", i+1, n, cfg.DecidedCacheSize)
 		}
 	}

@@ -181,7 +181,7 @@ func TestStoredRingResized(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h2.stop(host2)
-	if n := len(h2.p.decided.set); n != 70 {
+	if n := h2.p.decided.Len(); n != 70 {
 		t.Fatalf("%d decided IDs restored into a ring of 70", n)
 	}
 	for i := 0; i < 200; i++ {
@@ -404,7 +404,7 @@ func TestCorruptRingIndexIsDiscarded(t *testing.T) {
 			e.uint(tc.next)
 			e.bool(true)
 			h.p.restoreDecided(e.b, map[int][]byte{0: make([]byte, 16*decidedChunk)})
-			if n := len(h.p.decided.set); n != 0 {
+			if n := h.p.decided.Len(); n != 0 {
 				t.Fatalf("%d decided IDs restored from a corrupt index", n)
 			}
 		})

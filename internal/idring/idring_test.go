@@ -1,11 +1,11 @@
-package spanring
+package idring
 
 import "testing"
 
 // TestRingHoldsTheLastN: the ring holds exactly its size, the oldest ID
 // leaves first, and adding an ID it holds takes no second place.
 func TestRingHoldsTheLastN(t *testing.T) {
-	r := New(4)
+	r := New[[8]byte](4)
 	id := func(n int) [8]byte { return [8]byte{1, byte(n)} }
 	for i := 0; i < 10; i++ {
 		r.Add(id(i))
