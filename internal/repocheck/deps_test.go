@@ -124,8 +124,8 @@ var rules = []rule{
 	{
 		name:      "the verdict processor",
 		from:      []string{"processors/..."},
-		forbidden: oursExcept("processors/...", "instr/semconv"),
-		why:       "the processor reads names from instr/semconv, never the client library",
+		forbidden: oursExcept("processors/...", "instr/semconv", "internal/idring"),
+		why:       "the processor reads names from instr/semconv, never the client library (internal/idring, which imports nothing, is its ring of decided IDs)",
 	},
 	{
 		name:      "the collector components",
