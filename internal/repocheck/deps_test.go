@@ -116,6 +116,12 @@ var rules = []rule{
 		why:       "instr/semconv is the leaf: every part may import it, it imports nothing of this module",
 	},
 	{
+		name:      "the ID ring",
+		from:      []string{"internal/idring"},
+		forbidden: oursExcept("internal/idring"),
+		why:       "internal/idring is a leaf the processor and the components share: it imports nothing of this module",
+	},
+	{
 		name:      "the dashboards",
 		from:      []string{"dashboards/..."},
 		forbidden: oursExcept("dashboards/...", "instr/semconv"),
