@@ -17,6 +17,7 @@ import (
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/verdict"
 )
 
 // The counters it writes: the OpenTelemetry names whose Prometheus names
@@ -70,11 +71,11 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return &counter{next: next, tel: tel, recent: idring.New[pcommon.SpanID](c.Recent)}, nil
+	return &counter{next: next, tel: tel, recent: idring.New[pcommon.SpanID](c.Recent), counting: map[pcommon.SpanID]chan struct{}{}}, nil
 }
 
 // counter is the connector. Its only state is the ring of verdict span IDs
-// counted recently.
+// counted recently, and the IDs being counted now.
 type counter struct {
 	component.StartFunc
 	component.ShutdownFunc
@@ -83,6 +84,9 @@ type counter struct {
 
 	mu     sync.Mutex
 	recent *idring.Ring[pcommon.SpanID]
+	// counting holds the verdicts a delivery has claimed and not yet
+	// settled; another delivery of one of them waits for the outcome.
+	counting map[pcommon.SpanID]chan struct{}
 }
 
 func (c *counter) Capabilities() consumer.Capabilities {
@@ -92,19 +96,75 @@ func (c *counter) Capabilities() consumer.Capabilities {
 // point is one counter's data point being summed: its attributes and count.
 type point struct {
 	metric string
-	attrs  [3]string // cause, link, installation ("" and noInstallation: no installation label)
+	attrs  [3]string // cause, link, installation ("": no installation label)
 	count  int64
 }
 
 // ConsumeTraces counts the batch's verdict spans not counted before, one
 // data point per counter and attribute set under each verdict's resource,
 // and marks them counted once the next consumer accepted the counts. A
-// refusal leaves them uncounted, so the retry counts them.
+// refusal leaves them uncounted, so the retry counts them. Whether a
+// verdict was counted and the claim to count it are one step: a second
+// delivery of a verdict being counted waits for the first's outcome.
 func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	ids, md, dups, err := c.claim(ctx, td)
+	if dups > 0 {
+		c.tel.ConnectorVerdictcountDuplicates.Add(ctx, dups)
+	}
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	err = c.next.ConsumeMetrics(ctx, md)
+	c.settle(ids, err == nil)
+	if err != nil {
+		return err
+	}
+	c.tel.ConnectorVerdictcountVerdicts.Add(ctx, int64(len(ids)))
+	return nil
+}
+
+// claim takes the batch's verdicts not counted and not being counted, and
+// writes their counts. It waits for any verdict of the batch that another
+// delivery is counting.
+func (c *counter) claim(ctx context.Context, td ptrace.Traces) ([]pcommon.SpanID, pmetric.Metrics, int64, error) {
+	for {
+		c.mu.Lock()
+		if wait := c.busyLocked(td); wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, pmetric.Metrics{}, 0, ctx.Err()
+			}
+		}
+		ids, md, dups := c.countLocked(td)
+		done := make(chan struct{})
+		for _, id := range ids {
+			c.counting[id] = done
+		}
+		c.mu.Unlock()
+		return ids, md, dups, nil
+	}
+}
+
+// busyLocked returns the claim of another delivery on a verdict of td, if
+// any.
+func (c *counter) busyLocked(td ptrace.Traces) chan struct{} {
+	var wait chan struct{}
+	verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) {
+		if ch, ok := c.counting[s.SpanID()]; ok && wait == nil {
+			wait = ch
+		}
+	})
+	return wait
+}
+
+// countLocked writes the counts of td's verdicts not counted before.
+func (c *counter) countLocked(td ptrace.Traces) ([]pcommon.SpanID, pmetric.Metrics, int64) {
 	md := pmetric.NewMetrics()
 	var ids []pcommon.SpanID
 	var dups int64
-	c.mu.Lock()
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -123,65 +183,51 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 					continue
 				}
 				ids = append(ids, s.SpanID())
-				evs := s.Events()
-				for e := 0; e < evs.Len(); e++ {
-					ev := evs.At(e)
-					var name string
-					switch ev.Name() {
-					case semconv.SpanVerdict:
-						name = MetricTurns
-					case semconv.EventImplicated:
-						name = MetricImplicated
-					default:
-						continue
-					}
-					if ts == 0 {
-						ts = ev.Timestamp()
-					}
-					points = add(points, name, ev.Attributes())
+				if ts == 0 {
+					ts = eventTime(s)
 				}
+				verdict.EachCounted(s, func(e verdict.Counted) { points = add(points, e) })
 			}
 		}
 		if len(points) > 0 {
 			appendResource(md, rs.Resource(), points, ts)
 		}
 	}
-	c.mu.Unlock()
-	if dups > 0 {
-		c.tel.ConnectorVerdictcountDuplicates.Add(ctx, dups)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
-		return err
-	}
+	return ids, md, dups
+}
+
+// settle ends a claim: the verdicts are counted when the counts were
+// accepted, else left for a retry to count.
+func (c *counter) settle(ids []pcommon.SpanID, counted bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	done := c.counting[ids[0]]
 	for _, id := range ids {
-		c.recent.Add(id)
+		delete(c.counting, id)
+		if counted {
+			c.recent.Add(id)
+		}
 	}
-	c.mu.Unlock()
-	c.tel.ConnectorVerdictcountVerdicts.Add(ctx, int64(len(ids)))
-	return nil
+	close(done)
+}
+
+// eventTime is the time of the span's first event (the processor's epoch).
+func eventTime(s ptrace.Span) pcommon.Timestamp {
+	if s.Events().Len() > 0 {
+		return s.Events().At(0).Timestamp()
+	}
+	return 0
 }
 
 // add counts one event: its cause, its link (unknown when absent) and its
 // installation when it names one, as the count connector configured for
 // these events does.
-func add(points []point, metric string, a pcommon.Map) []point {
-	var key [3]string
-	if v, ok := a.Get(semconv.VerdictCause); ok {
-		key[0] = v.AsString()
-	} else {
-		return points // uncountable, as the count connector leaves it
+func add(points []point, e verdict.Counted) []point {
+	metric := MetricTurns
+	if e.Implicated {
+		metric = MetricImplicated
 	}
-	key[1] = semconv.LinkUnknown
-	if v, ok := a.Get(semconv.NetworkConnectionType); ok {
-		key[1] = v.AsString()
-	}
-	if v, ok := a.Get(semconv.AppInstallationID); ok {
-		key[2] = v.AsString()
-	}
+	key := [3]string{e.Cause, e.Link, e.Installation}
 	for i := range points {
 		if points[i].metric == metric && points[i].attrs == key {
 			points[i].count++

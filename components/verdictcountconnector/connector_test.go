@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/connector/countconnector"
 	"go.opentelemetry.io/collector/component"
@@ -211,4 +212,67 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("recent 0: %v", err)
 	}
 	var _ component.Config = cfg
+}
+
+// slowSink is a metrics consumer that holds each call until released, so
+// two deliveries of one verdict can be in the connector at once.
+type slowSink struct {
+	consumertest.MetricsSink
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *slowSink) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.MetricsSink.ConsumeMetrics(ctx, md)
+}
+
+// TestConcurrentDeliveriesCountOnce: two deliveries of the same verdicts
+// at once (a sender's retry racing the original, two pipelines fanning in)
+// count each once: the check that a verdict was not counted and the claim
+// that it is being counted are one step.
+func TestConcurrentDeliveriesCountOnce(t *testing.T) {
+	sink := &slowSink{entered: make(chan struct{}, 2), release: make(chan struct{})}
+	c := newCounter(t, sink)
+	td := verdictBatches(t)[0]
+	errs := make(chan error, 2)
+	go func() { errs <- c.ConsumeTraces(context.Background(), td) }()
+	<-sink.entered // the first delivery is counting, held downstream
+	go func() { errs <- c.ConsumeTraces(context.Background(), td) }()
+	// The second waits for the first's outcome, returns, or counts the
+	// verdicts too (and reaches the sink); a moment tells which of the
+	// last two it does, and the count says whether it counted.
+	select {
+	case <-sink.entered:
+	case err := <-errs:
+		errs <- err
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(sink.release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var turns int64
+	for _, md := range sink.AllMetrics() {
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			sms := rms.At(i).ScopeMetrics()
+			for j := 0; j < sms.Len(); j++ {
+				ms := sms.At(j).Metrics()
+				for k := 0; k < ms.Len(); k++ {
+					if m := ms.At(k); m.Name() == MetricTurns {
+						for d := 0; d < m.Sum().DataPoints().Len(); d++ {
+							turns += m.Sum().DataPoints().At(d).IntValue()
+						}
+					}
+				}
+			}
+		}
+	}
+	if want := int64(td.SpanCount()); turns != want {
+		t.Fatalf("%d verdicts delivered twice at once counted %d times, want %d", want, turns, want)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/verdict"
 )
 
 // verdictExporter appends verdict spans to the verdict file and, with
@@ -163,7 +164,7 @@ func (e *verdictExporter) recover(f *os.File) (int64, error) {
 		if err != nil {
 			continue
 		}
-		eachVerdict(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { e.recent.Add(s.SpanID()) })
+		verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) { e.recent.Add(s.SpanID()) })
 	}
 	return size, nil
 }
@@ -199,24 +200,6 @@ func (e *verdictExporter) stopFlushing() {
 		close(e.stopFlush)
 		<-e.flushed
 		e.stopFlush = nil
-	}
-}
-
-// eachVerdict calls fn for every percause.verdict span of td.
-func eachVerdict(td ptrace.Traces, fn func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if s := spans.At(k); s.Name() == semconv.SpanVerdict {
-					fn(rs, ss, s)
-				}
-			}
-		}
 	}
 }
 

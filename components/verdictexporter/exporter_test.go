@@ -21,6 +21,7 @@ import (
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // verdictBatch is a batch like the verdict processor's: one verdict span per
@@ -95,7 +96,7 @@ func verdictIDs(t *testing.T, path string) []pcommon.SpanID {
 		if err != nil {
 			t.Fatalf("a line of %s is not OTLP/JSON: %v\n%s", path, err, line)
 		}
-		eachVerdict(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, s ptrace.Span) { out = append(out, s.SpanID()) })
+		verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) { out = append(out, s.SpanID()) })
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // Turn is one turn: its readings from voice.turn and its verdict.
@@ -137,8 +138,8 @@ func Read(r io.Reader) (*Day, error) {
 						readResource(t, res)
 					case semconv.SpanVerdict:
 						t := get(s.TraceID().String())
-						readVerdict(t, s)
-						readResource(t, res)
+						r := verdict.FromSpan(res, s)
+						t.readRecord(&r)
 					case semconv.SpanLinkStatus:
 						day.Links = append(day.Links, LinkFromSpan(res, s))
 					}
@@ -183,15 +184,20 @@ func SortLinks(links []LinkChange) {
 }
 
 // TurnFromVerdict reads one turn from its percause.verdict span alone and
-// the resource it came under (the phone's): what the verdict says, nothing
-// derived again. A verdict without the turn's time is placed at its
-// decision.
+// the resource it came under (the phone's): what the verdict says
+// (verdict.FromSpan), nothing derived again. A verdict without the turn's
+// time is placed at its decision.
 func TurnFromVerdict(res pcommon.Resource, s ptrace.Span) Turn {
-	t := Turn{Trace: s.TraceID().String()}
-	readVerdict(&t, s)
-	readResource(&t, res)
+	r := verdict.FromSpan(res, s)
+	return TurnFromRecord(&r)
+}
+
+// TurnFromRecord is the turn a verdict record says.
+func TurnFromRecord(r *verdict.Record) Turn {
+	t := Turn{Trace: r.TraceID.String()}
+	t.readRecord(r)
 	if t.Start == 0 {
-		t.Start = s.EndTimestamp()
+		t.Start = r.Decided
 	}
 	return t
 }
@@ -272,57 +278,59 @@ func readTurn(t *Turn, s ptrace.Span) {
 	readDone(t, a, true)
 }
 
-func readVerdict(t *Turn, s ptrace.Span) {
-	a := s.Attributes()
-	t.Cause, t.Evidence, t.Forced = str(a, semconv.VerdictCause), str(a, semconv.VerdictEvidence), str(a, semconv.VerdictForced)
-	t.Rules = str(a, semconv.VerdictRulesVersion)
-	t.Decided = s.EndTimestamp()
-	if v, ok := a.Get(semconv.VerdictCauses); ok && v.Type() == pcommon.ValueTypeSlice {
-		t.Causes = strs(a, semconv.VerdictCauses)
+// readRecord takes what a verdict says: its own readings over what t
+// holds, the done reading's only where t lacks them (a voice.turn span,
+// when the file has it, says the same).
+func (t *Turn) readRecord(r *verdict.Record) {
+	t.Cause, t.Evidence, t.Forced, t.Rules = r.Cause, r.Evidence, r.Forced, r.Rules
+	t.Decided = r.Decided
+	if r.Causes != nil {
+		t.Causes = r.Causes
 	}
-	if v, ok := a.Get(semconv.TurnIndex); ok && v.Type() == pcommon.ValueTypeInt {
-		t.Turn = v.Int()
+	if r.Index != 0 {
+		t.Turn = r.Index
 	}
-	if l := str(a, semconv.NetworkConnectionType); l != "" {
-		t.Link = l
+	if r.Link != "" {
+		t.Link = r.Link
 	}
-	t.Underruns, _ = integer(a, semconv.VerdictUnderruns)
-	t.Silent, _ = number(a, semconv.VerdictSilent)
-	if outs := strs(a, semconv.RouteOutputs); outs != nil {
-		t.Outputs = outs
+	t.Underruns, t.Silent = r.Underruns, r.Silent
+	if r.Outputs != nil {
+		t.Outputs = r.Outputs
 	}
-	if v, ok := a.Get(semconv.RouteBluetooth); ok && v.Type() == pcommon.ValueTypeBool {
-		b := v.Bool()
-		t.Bluetooth = &b
+	if r.Bluetooth.OK {
+		t.Bluetooth = r.Bluetooth.Ptr()
 	}
-	if n, ok := integer(a, semconv.PoolResetsBefore); ok {
-		t.PoolResetsBefore = &n
+	if r.PoolBefore.OK {
+		t.PoolResetsBefore = r.PoolBefore.Ptr()
 	}
 	t.Underran = nil
-	evs := s.Events()
-	for i := 0; i < evs.Len(); i++ {
-		ev := evs.At(i)
-		if ev.Name() != semconv.EventUnderrun {
-			continue
-		}
-		ea := ev.Attributes()
-		u := Underrun{Take: str(ea, semconv.TakeID), Cause: str(ea, semconv.VerdictCause)}
-		u.Unit, _ = integer(ea, semconv.UnitIndex)
-		u.Underruns, _ = integer(ea, semconv.UnitUnderruns)
-		u.Silent, _ = number(ea, semconv.UnitSilent)
-		u.Cushion, _ = number(ea, semconv.UnitCushion)
-		if need, ok := number(ea, semconv.TakeNeed); ok {
-			u.Need = &need
-		}
-		t.Underran = append(t.Underran, u)
+	for _, u := range r.Underran {
+		t.Underran = append(t.Underran, Underrun{Unit: u.Unit, Take: u.TakeID, Underruns: u.Underruns,
+			Silent: u.Silent, Cushion: u.Cushion, Need: u.Need.Ptr(), Cause: u.Cause})
 	}
 	// The verdict carries the turn's time and the done reading's readings
-	// too, so a file of verdicts alone reads as a day; a voice.turn span,
-	// when the file has it, says the same.
-	if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt && t.Start == 0 {
-		t.Start = pcommon.Timestamp(v.Int())
+	// too, so a file of verdicts alone reads as a day.
+	if r.TurnTime != 0 && t.Start == 0 {
+		t.Start = r.TurnTime
 	}
-	readDone(t, a, false)
+	if t.SpeechEndToPost == nil {
+		t.SpeechEndToPost = r.SpeechEndToPost.Ptr()
+	}
+	if t.NotSent == nil {
+		t.NotSent = r.NotSent.Ptr()
+	}
+	if t.PoolResets == nil {
+		t.PoolResets = r.PoolResets.Ptr()
+	}
+	if r.Installation != "" {
+		t.Installation = r.Installation
+	}
+	if r.Launch != "" {
+		t.Launch = r.Launch
+	}
+	if r.Version != "" {
+		t.Version = r.Version
+	}
 }
 
 // readDone reads the done reading's readings from a span's attributes: over

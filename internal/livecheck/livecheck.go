@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/lab/verdicts"
+	"github.com/percause/percause/verdict"
 )
 
 // Kinds of problem.
@@ -144,10 +144,10 @@ func Check(trace string, spans []Span) Report {
 			c.resource(s.Resource, where, semconv.ServiceEngine)
 			c.attrs(semconv.SpanTTSTake, where, sp.Attributes(), nil)
 		case semconv.SpanVerdict:
-			v := verdicts.FromSpan(sp)
+			v := verdict.FromSpan(s.Resource, sp)
 			r.Verdict = &Verdict{Cause: v.Cause, Causes: v.Causes, Evidence: v.Evidence, Forced: v.Forced}
 			if r.Turn == 0 {
-				r.Turn = v.Turn
+				r.Turn = v.Index
 			}
 		default:
 			if isOurs(sp.Name()) && !registered(semconv.KindSpan, sp.Name()) {

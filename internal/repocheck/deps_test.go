@@ -75,6 +75,17 @@ func collector(path string) bool {
 	return false
 }
 
+// collectorBeyondPdata is a collector package other than pdata and what
+// pdata itself imports (its feature gates).
+func collectorBeyondPdata(path string) bool {
+	for _, p := range []string{"go.opentelemetry.io/collector/pdata", "go.opentelemetry.io/collector/featuregate"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return false
+		}
+	}
+	return collector(path)
+}
+
 func either(fs ...func(string) bool) func(string) bool {
 	return func(path string) bool {
 		for _, f := range fs {
@@ -128,10 +139,16 @@ var rules = []rule{
 		why:       "the dashboards know metric names and nothing else: of this module, only instr/semconv",
 	},
 	{
+		name:      "the verdict model",
+		from:      []string{"verdict/..."},
+		forbidden: either(oursExcept("verdict/...", "instr/semconv"), collectorBeyondPdata),
+		why:       "verdict/ is a leaf of pdata and instr/semconv: every part that reads or writes a verdict may import it",
+	},
+	{
 		name:      "the verdict processor",
 		from:      []string{"processors/..."},
-		forbidden: oursExcept("processors/...", "instr/semconv", "internal/idring"),
-		why:       "the processor reads names from instr/semconv, never the client library (internal/idring, which imports nothing, is its ring of decided IDs)",
+		forbidden: oursExcept("processors/...", "instr/semconv", "internal/idring", "verdict/..."),
+		why:       "the processor reads names from instr/semconv and turns through verdict/, never the client library (internal/idring, which imports nothing, is its ring of decided IDs)",
 	},
 	{
 		name:      "the collector components",

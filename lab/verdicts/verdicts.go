@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/follow"
+	"github.com/percause/percause/verdict"
 )
 
 // DefaultPoll is how often Wait reads the file again.
@@ -120,70 +120,30 @@ func (r *Reader) Wait(ctx context.Context, ids []string) (map[string]Verdict, er
 	}
 }
 
-var unmarshaler = &ptrace.JSONUnmarshaler{}
-
-// Parse reads one OTLP JSON export request and returns its verdict spans.
+// Parse reads one line of the verdict file (one OTLP JSON export request)
+// and returns its verdicts, as the verdict model reads them.
 func Parse(line []byte) ([]Verdict, error) {
-	td, err := unmarshaler.UnmarshalTraces(line)
+	rs, err := verdict.Parse(line)
 	if err != nil {
 		return nil, fmt.Errorf("verdicts: %w", err)
 	}
-	var out []Verdict
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if s := spans.At(k); s.Name() == semconv.SpanVerdict {
-					out = append(out, FromSpan(s))
-				}
-			}
-		}
+	out := make([]Verdict, len(rs))
+	for i := range rs {
+		out[i] = fromRecord(&rs[i])
 	}
 	return out, nil
 }
 
-// FromSpan reads one percause.verdict span.
+// FromSpan reads one percause.verdict span (through verdict.FromSpan).
 func FromSpan(s ptrace.Span) Verdict {
-	a := s.Attributes()
-	v := Verdict{
-		TraceID:   s.TraceID().String(),
-		Cause:     str(a, semconv.VerdictCause),
-		Evidence:  str(a, semconv.VerdictEvidence),
-		Rules:     str(a, semconv.VerdictRulesVersion),
-		Forced:    str(a, semconv.VerdictForced),
-		Turn:      integer(a, semconv.TurnIndex),
-		Underruns: integer(a, semconv.VerdictUnderruns),
-	}
-	if x, ok := a.Get(semconv.VerdictSilent); ok && x.Type() == pcommon.ValueTypeDouble {
-		v.Silent = x.Double()
-	}
-	if x, ok := a.Get(semconv.VerdictCauses); ok && x.Type() == pcommon.ValueTypeSlice {
-		sl := x.Slice()
-		for i := 0; i < sl.Len(); i++ {
-			v.Causes = append(v.Causes, sl.At(i).AsString())
-		}
-	}
-	evs := s.Events()
-	for i := 0; i < evs.Len(); i++ {
-		if ev := evs.At(i); ev.Name() == semconv.EventImplicated {
-			v.Implicated = append(v.Implicated, str(ev.Attributes(), semconv.VerdictCause))
-		}
-	}
-	return v
+	r := verdict.FromSpan(pcommon.NewResource(), s)
+	return fromRecord(&r)
 }
 
-func str(m pcommon.Map, k string) string {
-	if x, ok := m.Get(k); ok {
-		return x.AsString()
-	}
-	return ""
-}
-
-func integer(m pcommon.Map, k string) int64 {
-	if x, ok := m.Get(k); ok && x.Type() == pcommon.ValueTypeInt {
-		return x.Int()
-	}
-	return 0
+// fromRecord is the lab's view of a verdict: what it compares with the
+// scenario it ran.
+func fromRecord(r *verdict.Record) Verdict {
+	return Verdict{TraceID: r.TraceID.String(), Cause: r.Cause, Causes: r.Causes, Evidence: r.Evidence,
+		Rules: r.Rules, Forced: r.Forced, Turn: r.Index, Underruns: r.Underruns, Silent: r.Silent,
+		Implicated: r.Implicated}
 }

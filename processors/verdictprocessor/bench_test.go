@@ -293,8 +293,8 @@ func BenchmarkProcessTraces(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
-	if h.p.store.len() != 0 {
-		b.Fatalf("%d turns left pending", h.p.store.len())
+	if h.p.held.Len() != 0 {
+		b.Fatalf("%d turns left pending", h.p.held.Len())
 	}
 }
 
@@ -330,7 +330,7 @@ func BenchmarkPendingTurnMemory(b *testing.B) {
 	b.StopTimer()
 	runtime.GC()
 	runtime.ReadMemStats(&ms1)
-	if got := h.p.store.len(); got != 2*b.N {
+	if got := h.p.held.Len(); got != 2*b.N {
 		b.Fatalf("%d pending, want %d", got, 2*b.N)
 	}
 	b.ReportMetric(float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/float64(2*b.N), "B/pending-turn")

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // Defaults. The rule thresholds are the ones docs/domain.md gives, declared
@@ -110,7 +111,7 @@ type Config struct {
 	// Counters bounds the labels of the counted events.
 	Counters CountersConfig `mapstructure:"counters"`
 	// Rules holds the rules' thresholds.
-	Rules RulesConfig `mapstructure:"rules"`
+	Rules verdict.Rules `mapstructure:"rules"`
 }
 
 // CountersConfig bounds the installations named on the counted events
@@ -124,17 +125,6 @@ type CountersConfig struct {
 	Idle time.Duration `mapstructure:"idle"`
 }
 
-// RulesConfig holds the thresholds of the rules of docs/domain.md.
-type RulesConfig struct {
-	// LateLead: a unit lead below -LateLead is a wait (her words were late).
-	LateLead time.Duration `mapstructure:"late_lead"`
-	// MicOpenLimit: a microphone open longer than this is a wait.
-	MicOpenLimit time.Duration `mapstructure:"mic_open_limit"`
-	// RisingTurns: a live count rising on each of this many last turns is
-	// state held by the process.
-	RisingTurns int `mapstructure:"rising_turns"`
-}
-
 var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
@@ -146,11 +136,7 @@ func createDefaultConfig() component.Config {
 		DecisionWait:     DefaultDecisionWait,
 		Emit:             DefaultEmit,
 		Counters:         CountersConfig{Installations: DefaultCounterInstallations, Idle: DefaultCounterIdle},
-		Rules: RulesConfig{
-			LateLead:     DefaultLateLead,
-			MicOpenLimit: DefaultMicOpenLimit,
-			RisingTurns:  DefaultRisingTurns,
-		},
+		Rules:            verdict.DefaultRules(),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/percause/percause/processors/verdictprocessor/internal/metadata"
+	"github.com/percause/percause/verdict"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -31,7 +32,7 @@ func TestLoadConfig(t *testing.T) {
 			Wait: 2 * time.Second, MaxAge: time.Minute, MaxPending: 500, DecidedCacheSize: 1000,
 			DecisionWait: 500 * time.Millisecond, Emit: EmitVerdicts, Storage: &storageID,
 			Counters: CountersConfig{Installations: 0, Idle: time.Hour},
-			Rules:    RulesConfig{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
+			Rules:    verdict.Rules{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
 		}},
 		{id: "bad_wait", wantErr: ErrWaitNotPositive},
 		{id: "bad_age", wantErr: ErrMaxAgeBelowWait},
@@ -96,7 +97,7 @@ func TestDefaultThresholds(t *testing.T) {
 func TestValidateSaysWhat(t *testing.T) {
 	c := createDefaultConfig().(*Config)
 	c.Wait, c.MaxAge, c.MaxPending, c.DecidedCacheSize = 10*time.Second, 5*time.Second, -1, 0
-	c.Rules = RulesConfig{LateLead: -time.Millisecond, MicOpenLimit: 0, RisingTurns: 4}
+	c.Rules = verdict.Rules{LateLead: -time.Millisecond, MicOpenLimit: 0, RisingTurns: 4}
 	err := c.Validate()
 	for _, want := range []struct {
 		err  error

@@ -29,91 +29,111 @@ type cycle struct {
 
 func newCycle() *cycle { return &cycle{done: make(chan struct{})} }
 
-// flusher runs the cycles.
-type flusher struct {
+// cycler runs the cycles of one processor. Its current cycle and queue are
+// guarded by the processor's lock.
+type cycler struct {
+	p      *verdictProcessor
+	cur    *cycle
+	queued []decision
+
+	running bool
 	kick    chan struct{}
-	stop    chan struct{}
+	quit    chan struct{}
 	done    chan struct{}
-	stopped bool // set by Shutdown's goroutine after done
 }
 
-func (p *verdictProcessor) startFlusher() {
-	p.fl = &flusher{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.flushLoop()
+func newCycler(p *verdictProcessor) *cycler { return &cycler{p: p, cur: newCycle()} }
+
+// start runs the cycles in a goroutine of their own.
+func (c *cycler) start() {
+	c.kick, c.quit, c.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	c.running = true
+	go c.loop()
+}
+
+// stop runs a last cycle and stops. A poke after it (a failed commit's
+// retry timer) lands in a channel nobody reads.
+func (c *cycler) stop() {
+	if !c.running {
+		return
+	}
+	close(c.quit)
+	<-c.done
+	c.running = false
 }
 
 // poke asks for a cycle.
-func (p *verdictProcessor) poke() {
-	if p.fl == nil {
+func (c *cycler) poke() {
+	if c.kick == nil {
 		return
 	}
 	select {
-	case p.fl.kick <- struct{}{}:
+	case c.kick <- struct{}{}:
 	default:
 	}
 }
 
-func (p *verdictProcessor) flushLoop() {
-	defer close(p.fl.done)
+// queueLocked hands ds to the next cycle with emit: verdicts (with emit:
+// all the caller sends them itself) and returns that cycle, whose end the
+// caller awaits.
+func (c *cycler) queueLocked(ds []decision) (*cycle, bool) {
+	queued := !c.p.emitAll && len(ds) > 0
+	if queued {
+		c.queued = append(c.queued, ds...)
+	}
+	return c.cur, queued
+}
+
+// await asks for a cycle and waits for cy to end.
+func (c *cycler) await(ctx context.Context, cy *cycle) error {
+	c.poke()
+	select {
+	case <-cy.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *cycler) loop() {
+	defer close(c.done)
 	var last time.Time
 	for {
 		select {
-		case <-p.fl.kick:
-		case <-p.fl.stop:
-			p.runCycle()
+		case <-c.kick:
+		case <-c.quit:
+			c.run()
 			return
 		}
 		if d := cycleEvery - time.Since(last); d > 0 {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:
-			case <-p.fl.stop:
+			case <-c.quit:
 				t.Stop()
 			}
 		}
 		last = time.Now()
-		p.runCycle()
+		c.run()
 	}
 }
 
-// runCycle sends the verdicts queued since the last cycle, settles them,
-// stores what changed and wakes the requests that wait for it.
-func (p *verdictProcessor) runCycle() {
+// run sends the verdicts queued since the last cycle, settles them, stores
+// what changed and wakes the requests that wait for it.
+func (c *cycler) run() {
 	ctx := context.Background()
+	p := c.p
 	p.mu.Lock()
-	c := p.cur
-	p.cur = newCycle()
-	ds := p.queued
-	p.queued = nil
+	cy := c.cur
+	c.cur = newCycle()
+	ds := c.queued
+	c.queued = nil
 	p.mu.Unlock()
 	if len(ds) > 0 {
-		c.emitErr = p.next.ConsumeTraces(ctx, p.verdictBatch(ds))
-		p.settle(ctx, ds, c.emitErr)
+		cy.emitErr = p.sendNow(ctx, ds)
 	}
-	if p.storage != nil {
-		c.commitErr = p.commit(ctx)
+	if p.state != nil {
+		cy.commitErr = p.commit(ctx)
 	}
-	close(c.done)
-}
-
-// stopFlusher runs a last cycle and stops. A poke after it (a failed
-// commit's retry timer) lands in a channel nobody reads.
-func (p *verdictProcessor) stopFlusher() {
-	if p.fl == nil || p.fl.stopped {
-		return
-	}
-	close(p.fl.stop)
-	<-p.fl.done
-	p.fl.stopped = true
-}
-
-// await asks for a cycle and waits for c to end.
-func (p *verdictProcessor) await(ctx context.Context, c *cycle) error {
-	p.poke()
-	select {
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	close(cy.done)
 }

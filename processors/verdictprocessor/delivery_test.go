@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // gate is a next consumer that, while closed, answers as
@@ -92,8 +93,8 @@ func TestRefusedBatchIsNotDecided(t *testing.T) {
 		if n := len(h.verdicts()); n != 0 {
 			t.Fatalf("%d verdicts got through a refusal", n)
 		}
-		if h.p.decided.has(traceID(1)) || h.p.store.len() != 1 {
-			t.Fatalf("after the refusal: decided %v, %d held; want not decided, still held", h.p.decided.has(traceID(1)), h.p.store.len())
+		if h.p.held.Decided(traceID(1)) || h.p.held.Len() != 1 {
+			t.Fatalf("after the refusal: decided %v, %d held; want not decided, still held", h.p.held.Decided(traceID(1)), h.p.held.Len())
 		}
 		if got := h.counter("otelcol_processor_verdict_refused")[""]; got != 1 {
 			t.Errorf("refused counter %d, want 1", got)
@@ -108,7 +109,7 @@ func TestRefusedBatchIsNotDecided(t *testing.T) {
 			t.Fatalf("%d verdicts after the retry, want 1", len(v))
 		}
 		checkVerdict(t, v[0], want{cause: semconv.CauseSynthesis, causes: cs(semconv.CauseSynthesis)})
-		if v[0].SpanID() != verdictSpanID(traceID(1), spanID(1, 1)) {
+		if v[0].SpanID() != verdict.SpanIDFor(traceID(1), spanID(1, 1)) {
 			t.Errorf("verdict span ID %s is not the turn's", v[0].SpanID())
 		}
 		// A third delivery is a duplicate of a decided turn.
@@ -146,7 +147,7 @@ func TestRefusedSecondHalf(t *testing.T) {
 			t.Fatalf("%d verdicts, want 1", len(v))
 		}
 		checkVerdict(t, v[0], want{cause: semconv.CauseNetwork, causes: cs(semconv.CauseNetwork)})
-		if got := h.counter("otelcol_processor_verdict_dropped")[dropDuplicateSpan]; got != 1 {
+		if got := h.counter("otelcol_processor_verdict_dropped")[verdict.DropDuplicateSpan]; got != 1 {
 			t.Errorf("dropped{duplicate_span} = %d, want 1 (the retried take, held since the refusal)", got)
 		}
 	})
@@ -165,8 +166,8 @@ func TestSweepRetriesRefusedVerdicts(t *testing.T) {
 		}
 		g.refuse.Store(true)
 		h.advance(cfg.Wait)
-		if h.p.store.len() != 1 || len(h.verdicts()) != 0 {
-			t.Fatalf("after a refused sweep: %d held, %d verdicts; want the turn held", h.p.store.len(), len(h.verdicts()))
+		if h.p.held.Len() != 1 || len(h.verdicts()) != 0 {
+			t.Fatalf("after a refused sweep: %d held, %d verdicts; want the turn held", h.p.held.Len(), len(h.verdicts()))
 		}
 		// Before its backoff has passed, the sweep leaves it be.
 		attempts := g.refused.Load()
@@ -185,11 +186,11 @@ func TestSweepRetriesRefusedVerdicts(t *testing.T) {
 		if len(v) != 1 {
 			t.Fatalf("%d verdicts once accepted, want 1", len(v))
 		}
-		checkVerdict(t, v[0], want{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait})
+		checkVerdict(t, v[0], want{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedWait})
 		if got := h.counter("otelcol_processor_verdict_refused")[""]; got != 2 {
 			t.Errorf("refused counter %d, want 2", got)
 		}
-		if got := h.counter("otelcol_processor_verdict_forced")[forcedWait]; got != 1 {
+		if got := h.counter("otelcol_processor_verdict_forced")[verdict.ForcedWait]; got != 1 {
 			t.Errorf("forced{wait} %d, want 1 (counted once, when accepted)", got)
 		}
 
@@ -201,8 +202,8 @@ func TestSweepRetriesRefusedVerdicts(t *testing.T) {
 		for elapsed := time.Duration(0); elapsed <= cfg.MaxAge; elapsed += maxRetryBackoff {
 			h.advance(maxRetryBackoff)
 		}
-		if h.p.store.len() != 0 {
-			t.Fatalf("%d traces held past max_age", h.p.store.len())
+		if h.p.held.Len() != 0 {
+			t.Fatalf("%d traces held past max_age", h.p.held.Len())
 		}
 		if got := h.counter("otelcol_processor_verdict_dropped")[dropExportFailed]; got != 1 {
 			t.Errorf("dropped{export_failed} = %d, want 1", got)
@@ -309,7 +310,7 @@ func TestUnitCountUnknownTakeMissing(t *testing.T) {
 	if len(v) != 1 {
 		t.Fatalf("%d verdicts, want 1", len(v))
 	}
-	checkVerdict(t, v[0], want{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait})
+	checkVerdict(t, v[0], want{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedWait})
 }
 
 // TestMaxAgeForcedSaysSo: a turn whose trace was held to max_age (its takes
@@ -326,9 +327,9 @@ func TestMaxAgeForcedSaysSo(t *testing.T) {
 	if len(v) != 1 {
 		t.Fatalf("%d verdicts, want 1", len(v))
 	}
-	checkVerdict(t, v[0], want{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedMaxAge,
+	checkVerdict(t, v[0], want{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedMaxAge,
 		contains: []string{"forced at max_age (its trace held 2m0s): missing take t1"}})
-	if got := h.counter("otelcol_processor_verdict_forced")[forcedMaxAge]; got != 1 {
+	if got := h.counter("otelcol_processor_verdict_forced")[verdict.ForcedMaxAge]; got != 1 {
 		t.Errorf("forced{max_age} = %d, want 1", got)
 	}
 }

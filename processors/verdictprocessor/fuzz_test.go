@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // FuzzProcessor feeds arbitrary OTLP protobuf batches to the processor. It
@@ -40,12 +41,12 @@ func FuzzProcessor(f *testing.F) {
 		h.deliver(td)
 		td2, _ := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(data)
 		h.deliver(td2)
-		if n := h.p.store.len(); n > cfg.MaxPending {
+		if n := h.p.held.Len(); n > cfg.MaxPending {
 			t.Fatalf("%d traces pending over the limit %d", n, cfg.MaxPending)
 		}
 		h.advance(cfg.Wait)
 		h.advance(cfg.MaxAge)
-		if n := h.p.store.len(); n != 0 {
+		if n := h.p.held.Len(); n != 0 {
 			t.Fatalf("%d traces still pending after max_age", n)
 		}
 		h.shutdown()
@@ -61,7 +62,7 @@ func FuzzProcessor(f *testing.F) {
 				t.Fatalf("causes %v do not start with the cause %q", causes.AsRaw(), cause.Str())
 			}
 			ev, _ := a.Get(semconv.VerdictEvidence)
-			if ev.Str() == "" || len(ev.Str()) > maxEvidence+len("…") {
+			if ev.Str() == "" || len(ev.Str()) > verdict.MaxEvidence+len("…") {
 				t.Fatalf("evidence %q", ev.Str())
 			}
 			key := v.TraceID().String()

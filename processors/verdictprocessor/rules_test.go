@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // -update rewrites the golden files under testdata/rules from the cases below:
@@ -133,9 +134,9 @@ func ruleCases() []ruleCase {
 			// the wait, unknown, saying which take is missing.
 			name:  "missing_take",
 			steps: []step{in(underrun(2, 1, 0.8, nil), turn(nil)), after(4 * time.Second), after(time.Second)},
-			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait,
+			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedWait,
 				evidence: "forced after waiting 5s: missing take t2; unit 2: 1 underrun, 0.80 s silent; take t2 never arrived"}},
-			forced: map[string]int64{forcedWait: 1},
+			forced: map[string]int64{verdict.ForcedWait: 1},
 		},
 		{
 			// The take arrives after the turn, within the wait.
@@ -164,9 +165,9 @@ func ruleCases() []ruleCase {
 			// The turn says it read 3 units; one never comes.
 			name:  "units_missing",
 			steps: []step{in(unit(1, nil), unit(2, nil), turn(map[string]any{semconv.TurnUnits: int64(3)})), after(5 * time.Second)},
-			want: []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone), forced: forcedWait,
+			want: []want{{cause: semconv.CauseNone, causes: cs(semconv.CauseNone), forced: verdict.ForcedWait,
 				evidence: "forced after waiting 5s: 2 of 3 units arrived; no rule fired: 2 units, 0 underruns; not reported: pippa.pool.resets, live counts"}},
-			forced: map[string]int64{forcedWait: 1},
+			forced: map[string]int64{verdict.ForcedWait: 1},
 		},
 
 		// Rule 2: Bluetooth.
@@ -348,7 +349,7 @@ func ruleCases() []ruleCase {
 				in(take("t1", 0.5, nil), take("t1", 0.5, nil)),
 			},
 			want:    []want{{cause: semconv.CauseNetwork, causes: cs(semconv.CauseNetwork)}},
-			dropped: map[string]int64{dropDuplicateSpan: 3},
+			dropped: map[string]int64{verdict.DropDuplicateSpan: 3},
 		},
 
 		// The pending-trace limits.
@@ -363,10 +364,10 @@ func ruleCases() []ruleCase {
 				inTrace(3, underrun(1, 1, 0.9, nil), turn(nil)),
 				inTrace(4, underrun(1, 1, 0.9, nil), turn(nil)),
 			},
-			want: []want{{trace: 1, cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedPendingLimit,
+			want: []want{{trace: 1, cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedPendingLimit,
 				evidence: "forced by the pending limit (2 traces): missing take t1; unit 1: 1 underrun, 0.90 s silent; take t1 never arrived"}},
 			dropped: map[string]int64{dropPendingLimit: 1},
-			forced:  map[string]int64{forcedPendingLimit: 1},
+			forced:  map[string]int64{verdict.ForcedPendingLimit: 1},
 		},
 		{
 			// Takes whose turn never comes are dropped at max_age; a turn is
@@ -379,16 +380,16 @@ func ruleCases() []ruleCase {
 				inTrace(2, underrun(1, 1, 0.9, nil), turn(nil)),
 				after(5 * time.Second),
 			},
-			want:    []want{{trace: 2, cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait}},
+			want:    []want{{trace: 2, cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedWait}},
 			dropped: map[string]int64{dropNoTurn: 1},
-			forced:  map[string]int64{forcedWait: 1},
+			forced:  map[string]int64{verdict.ForcedWait: 1},
 		},
 		{
 			name:    "pending_at_shutdown",
 			steps:   []step{inTrace(1, underrun(1, 1, 0.9, nil), turn(nil)), inTrace(2, take("t9", 1.0, nil)), atShutdown()},
-			want:    []want{{trace: 1, cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedShutdown, contains: []string{"forced at shutdown: missing take t1"}}},
+			want:    []want{{trace: 1, cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedShutdown, contains: []string{"forced at shutdown: missing take t1"}}},
 			dropped: map[string]int64{dropShutdown: 1},
-			forced:  map[string]int64{forcedShutdown: 1},
+			forced:  map[string]int64{verdict.ForcedShutdown: 1},
 		},
 
 		// Bad input: decided unknown with the reason, or dropped and counted.
@@ -437,8 +438,8 @@ func ruleCases() []ruleCase {
 			// A unit naming a take that never comes (the engine lost it).
 			name:   "bad_unit_names_missing_take",
 			steps:  []step{in(take("t1", 0.3, nil), underrun(1, 1, 0.5, map[string]any{semconv.TakeID: "t-lost"}), turn(nil)), after(5 * time.Second)},
-			want:   []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: forcedWait, contains: []string{"take t-lost never arrived"}}},
-			forced: map[string]int64{forcedWait: 1},
+			want:   []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown), forced: verdict.ForcedWait, contains: []string{"take t-lost never arrived"}}},
+			forced: map[string]int64{verdict.ForcedWait: 1},
 		},
 		{
 			name:  "bad_unit_without_take",
@@ -603,9 +604,9 @@ func ruleCases() []ruleCase {
 				take("t1", 0.2, nil), underrun(1, 1, 0.3, nil), underrun(2, 2, 1.0, nil),
 				turn(map[string]any{semconv.ListenTotal: 2.0}),
 			), after(5 * time.Second)},
-			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown, semconv.CauseNetwork, semconv.CauseWait), forced: forcedWait,
+			want: []want{{cause: semconv.CauseUnknown, causes: cs(semconv.CauseUnknown, semconv.CauseNetwork, semconv.CauseWait), forced: verdict.ForcedWait,
 				contains: []string{"take t2 never arrived", "need 0.20 s ≤ cushion 1.50 s", "microphone open 2.00 s > 1.50 s"}}},
-			forced: map[string]int64{forcedWait: 1},
+			forced: map[string]int64{verdict.ForcedWait: 1},
 		},
 	}
 }
@@ -676,8 +677,8 @@ func TestRules(t *testing.T) {
 			for _, n := range h.counter("otelcol_processor_verdict_pending_turns") {
 				pending += n
 			}
-			if pending != int64(h.p.store.len()) {
-				t.Errorf("pending_turns reads %d, %d traces are held", pending, h.p.store.len())
+			if pending != int64(h.p.held.Len()) {
+				t.Errorf("pending_turns reads %d, %d traces are held", pending, h.p.held.Len())
 			}
 			checkCounts(t, "dropped", h.counter("otelcol_processor_verdict_dropped"), tc.dropped)
 			checkCounts(t, "forced", h.counter("otelcol_processor_verdict_forced"), tc.forced)
@@ -891,11 +892,11 @@ func compareGolden(t *testing.T, path string, got []byte) {
 
 // TestVerdictSpanIDStable: the same turn always yields the same verdict span.
 func TestVerdictSpanIDStable(t *testing.T) {
-	a := verdictSpanID(traceID(1), spanID(1, 1))
-	if a != verdictSpanID(traceID(1), spanID(1, 1)) || a.IsEmpty() {
+	a := verdict.SpanIDFor(traceID(1), spanID(1, 1))
+	if a != verdict.SpanIDFor(traceID(1), spanID(1, 1)) || a.IsEmpty() {
 		t.Fatal("verdict span ID not stable")
 	}
-	if a == verdictSpanID(traceID(2), spanID(2, 1)) {
+	if a == verdict.SpanIDFor(traceID(2), spanID(2, 1)) {
 		t.Fatal("verdict span IDs of different turns collide")
 	}
 }
@@ -906,7 +907,7 @@ func TestBounds(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	h := newHarness(t, cfg)
 	spans := []sp{turn(nil)}
-	for i := int64(1); i <= maxUnits+10; i++ {
+	for i := int64(1); i <= verdict.MaxUnits+10; i++ {
 		u := underrun(i, 3, 0.7, map[string]any{semconv.TakeID: "missing-take-with-a-long-name"})
 		u.id = 0 // set below: more units than a byte of span ID
 		spans = append(spans, u)
@@ -926,13 +927,13 @@ func TestBounds(t *testing.T) {
 		t.Fatalf("%d verdicts", len(v))
 	}
 	ev, _ := v[0].Attributes().Get(semconv.VerdictEvidence)
-	if n := len(ev.Str()); n > maxEvidence+len("…") {
+	if n := len(ev.Str()); n > verdict.MaxEvidence+len("…") {
 		t.Errorf("evidence is %d bytes", n)
 	}
 	if !strings.HasSuffix(ev.Str(), "…") {
 		t.Errorf("cut evidence does not say so: %q", ev.Str())
 	}
-	if got := h.counter("otelcol_processor_verdict_dropped")[dropUnitLimit]; got != 10 {
+	if got := h.counter("otelcol_processor_verdict_dropped")[verdict.DropUnitLimit]; got != 10 {
 		t.Errorf("dropped{unit_limit} = %d, want 10", got)
 	}
 }

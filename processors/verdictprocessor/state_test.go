@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/verdict"
 )
 
 // nthTrace is a distinct trace ID for any n (traceID covers only 255).
@@ -14,28 +16,6 @@ func nthTrace(n int) pcommon.TraceID {
 	id[0] = 0xEE
 	binary.BigEndian.PutUint64(id[8:], uint64(n)+1)
 	return id
-}
-
-// TestDecidedSetBounded: the ring of decided IDs holds exactly its size, the
-// oldest ID leaves first, and adding an ID it holds changes nothing.
-func TestDecidedSetBounded(t *testing.T) {
-	const size = 8
-	d := newDecidedSet(size)
-	for i := range 3 * size {
-		d.add(nthTrace(i))
-		if d.Len() > size {
-			t.Fatalf("after %d adds the set holds %d IDs, size %d", i+1, d.Len(), size)
-		}
-		d.add(nthTrace(i)) // a duplicate: no second slot
-	}
-	if d.Len() != size {
-		t.Fatalf("set holds %d IDs, want %d", d.Len(), size)
-	}
-	for i := range 3 * size {
-		if want := i >= 2*size; d.has(nthTrace(i)) != want {
-			t.Errorf("has(trace %d) = %v, want %v (the last %d are kept)", i, !want, want, size)
-		}
-	}
 }
 
 // TestStateBounded: traces beyond max_pending and decided IDs beyond
@@ -55,18 +35,15 @@ func TestStateBounded(t *testing.T) {
 		}
 		setTrace(td, nthTrace(i))
 		h.deliver(td)
-		if n := h.p.store.len(); n > cfg.MaxPending {
+		if n := h.p.held.Len(); n > cfg.MaxPending {
 			t.Fatalf("after %d traces %d are pending, max_pending %d", i+1, n, cfg.MaxPending)
 		}
-		if n := len(h.p.store.pending); n != h.p.store.order.Len() {
-			t.Fatalf("pending map holds %d, its order list %d", n, h.p.store.order.Len())
-		}
-		if n := h.p.decided.Len(); n > cfg.DecidedCacheSize {
+		if n := h.p.held.DecidedRing().Len(); n > cfg.DecidedCacheSize {
 			t.Fatalf("after %d traces %d decided IDs are held, decided_cache_size %d", i+1, n, cfg.DecidedCacheSize)
 		}
 	}
 	h.advance(cfg.MaxAge)
-	if n := h.p.store.len(); n != 0 {
+	if n := h.p.held.Len(); n != 0 {
 		t.Fatalf("%d traces pending after max_age", n)
 	}
 
@@ -79,7 +56,7 @@ func TestStateBounded(t *testing.T) {
 		t.Errorf("%d verdicts, want one per turn (%d)", turns, traces/2)
 	}
 	forced := h.counter("otelcol_processor_verdict_forced")
-	if forced[forcedPendingLimit]+forced[forcedWait] != turns {
+	if forced[verdict.ForcedPendingLimit]+forced[verdict.ForcedWait] != turns {
 		t.Errorf("forced %v, want every one of the %d turns forced (their takes never came)", forced, turns)
 	}
 
@@ -88,7 +65,7 @@ func TestStateBounded(t *testing.T) {
 	recent := build(1, underrun(1, 1, 0.4, nil), turn(nil))
 	setTrace(recent, nthTrace(traces-2))
 	h.deliver(recent)
-	if h.p.store.len() != 0 {
+	if h.p.held.Len() != 0 {
 		t.Errorf("a duplicate of a recently decided turn is held again")
 	}
 	if got := h.counter("otelcol_processor_verdict_dropped")[dropDecided]; got != 2 {
@@ -97,8 +74,8 @@ func TestStateBounded(t *testing.T) {
 	old := build(1, underrun(1, 1, 0.4, nil), turn(nil))
 	setTrace(old, nthTrace(0))
 	h.deliver(old)
-	if h.p.store.len() != 1 {
-		t.Errorf("a duplicate of a turn long out of the ring is not held: %d pending", h.p.store.len())
+	if h.p.held.Len() != 1 {
+		t.Errorf("a duplicate of a turn long out of the ring is not held: %d pending", h.p.held.Len())
 	}
 }
 

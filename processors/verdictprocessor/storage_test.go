@@ -1,11 +1,8 @@
 package verdictprocessor
 
 import (
-	"bytes"
 	"context"
-	"math"
-	"reflect"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,11 +10,9 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // storageHost is a host with one file_storage extension on a folder.
@@ -90,7 +85,7 @@ func TestStorageKeepsHeldTurnsAcrossARestart(t *testing.T) {
 			if n := len(h.verdicts()); n != 1 {
 				t.Fatalf("%d verdicts before the restart, want 1 (nothing forced at shutdown)", n)
 			}
-			if got := h.counter("otelcol_processor_verdict_forced")[forcedShutdown]; got != 0 {
+			if got := h.counter("otelcol_processor_verdict_forced")[verdict.ForcedShutdown]; got != 0 {
 				t.Fatalf("forced{shutdown} = %d with storage, want 0", got)
 			}
 
@@ -130,33 +125,27 @@ func TestStorageFollowsEveryRequest(t *testing.T) {
 	h, host := storedHarness(t, t.TempDir(), EmitVerdicts)
 	defer h.stop(host)
 	stored := func(n byte) bool {
-		found := false
-		err := h.p.storage.(storage.Walker).Walk(context.Background(), func(key string, value []byte) ([]*storage.Operation, error) {
-			if key[0] == keyTrace {
-				pt := &pendingTrace{}
-				if err := decodeTrace(value, pt); err == nil && pt.traceID == traceID(n) {
-					found = true
-				}
-			}
-			return nil, nil
-		})
+		c, err := h.p.state.Contents(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return found
+		return slices.Contains(c.Traces, traceID(n))
 	}
 	h.deliver(sdk(1, underrun(1, 2, 1.4, nil), turn(nil)))
 	if !stored(1) {
 		t.Fatal("a held turn is not stored when its request returns")
 	}
 	h.deliver(sdk(1, take("t1", 0.4, nil)))
-	h.p.runCycle() // the decision's storage change is not waited for: run it
+	h.p.cycles.run() // the decision's storage change is not waited for: run it
 	if stored(1) {
 		t.Fatal("a decided turn is still stored")
 	}
-	ring, _ := h.p.storage.Get(context.Background(), chunkKey(0))
-	if len(ring) < 16 || pcommon.TraceID(ring[:16]) != traceID(1) {
-		t.Fatalf("the decided ring's first chunk holds %x, want trace 1 first", ring)
+	c, err := h.p.state.Contents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Decided) == 0 || c.Decided[0] != traceID(1) {
+		t.Fatalf("the stored decided ring holds %v first, want trace 1", c.Decided[:min(1, len(c.Decided))])
 	}
 }
 
@@ -181,122 +170,14 @@ func TestStoredRingResized(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h2.stop(host2)
-	if n := h2.p.decided.Len(); n != 70 {
+	if n := h2.p.held.DecidedRing().Len(); n != 70 {
 		t.Fatalf("%d decided IDs restored into a ring of 70", n)
 	}
 	for i := 0; i < 200; i++ {
-		if want := i >= 130; h2.p.decided.has(nthTrace(i)) != want {
+		if want := i >= 130; h2.p.held.Decided(nthTrace(i)) != want {
 			t.Fatalf("trace %d restored %v, want %v (the newest 70 kept)", i, !want, want)
 		}
 	}
-}
-
-// TestCodecCoversEveryField: every field of the stored readings round-trips
-// through the codec. A field added to a reading without its codec fails
-// here: the test sets every field by reflection.
-func TestCodecCoversEveryField(t *testing.T) {
-	pt := &pendingTrace{traceID: traceID(7)}
-	fill(reflect.ValueOf(pt).Elem(), 1)
-	// Not stored: the store's bookkeeping, times and send state, which a
-	// restore sets afresh.
-	pt.created, pt.turnAt, pt.lastAt, pt.retryAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-	pt.elem, pt.emitting, pt.refusals, pt.forcedAs, pt.storeKey, pt.encodedRs = nil, false, 0, "", 0, nil
-	res := pcommon.NewResource()
-	res.Attributes().PutStr(semconv.AppInstallationID, "install-7")
-	res.Attributes().PutInt("int", 3)
-	res.Attributes().PutEmptySlice("list").AppendEmpty().SetDouble(1.5)
-	pt.turn.resource = res
-
-	b := encodeTrace(nil, pt)
-	got := &pendingTrace{traceID: pt.traceID}
-	if err := decodeTrace(b, got); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got.turn.resource.Attributes().AsRaw(), pt.turn.resource.Attributes().AsRaw()) {
-		t.Errorf("resource %v, want %v", got.turn.resource.Attributes().AsRaw(), pt.turn.resource.Attributes().AsRaw())
-	}
-	got.turn.resource, pt.turn.resource = pcommon.Resource{}, pcommon.Resource{}
-	got.encodedRs, pt.encodedRs = nil, nil
-	if !reflect.DeepEqual(got, pt) {
-		t.Errorf("round trip changed the trace:\n got  %+v\n want %+v\n turn got  %+v\n turn want %+v", got, pt, got.turn, pt.turn)
-	}
-	// Every prefix of a stored value is refused, never read as a trace.
-	for n := 0; n < len(b); n++ {
-		if err := decodeTrace(b[:n], &pendingTrace{}); err == nil {
-			t.Fatalf("a stored value cut to %d of %d bytes was read", n, len(b))
-		}
-	}
-	if err := decodeTrace(append([]byte{codecVersion + 1}, b[1:]...), &pendingTrace{}); err == nil {
-		t.Fatal("a value of another codec version was read")
-	}
-}
-
-// fill sets every field of v (recursively) to a value that is not its zero.
-func fill(v reflect.Value, seed int) {
-	switch v.Kind() {
-	case reflect.Struct:
-		if v.Type() == reflect.TypeOf(pcommon.Resource{}) || v.Type() == reflect.TypeOf(time.Time{}) {
-			return
-		}
-		for i := 0; i < v.NumField(); i++ {
-			f := v.Field(i)
-			if !f.CanSet() {
-				f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem()
-			}
-			fill(f, seed+i)
-		}
-	case reflect.Pointer:
-		if v.Type().Elem().Kind() == reflect.Struct && v.Type() != reflect.TypeOf(&pendingTrace{}) {
-			if v.Type().Elem().Name() == "Element" {
-				return
-			}
-			v.Set(reflect.New(v.Type().Elem()))
-			fill(v.Elem(), seed)
-		}
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 2, 2)
-		for i := 0; i < 2; i++ {
-			fill(s.Index(i), seed+10*i)
-		}
-		v.Set(s)
-	case reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			fill(v.Index(i), seed+i)
-		}
-	case reflect.String:
-		v.SetString("s" + string(rune('a'+seed%26)))
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(int64(seed + 1))
-	case reflect.Uint8:
-		v.SetUint(uint64(seed%250 + 1))
-	case reflect.Float64:
-		v.SetFloat(float64(seed) + 0.25)
-	}
-}
-
-// FuzzDecodeTrace: any stored bytes are read or refused, never a panic,
-// and what is read encodes back to the same bytes.
-func FuzzDecodeTrace(f *testing.F) {
-	pt := &pendingTrace{turn: &turnReading{resource: pcommon.NewResource(), units: 3, index: 2, link: "wifi",
-		live:         []liveSeries{{kind: "players", series: []int64{1, 2, 3}}},
-		routeChanges: []routeChange{{at: 1.5, reason: "new_device_available"}}},
-		unitSpans: []pcommon.SpanID{{1}, {2}}, units: []unitReading{{index: 1, takeID: "t1", underruns: 2, silent: 1.4, cushion: 1.5}},
-		takes: []takeReading{{id: "t1", need: math.Pi}}}
-	f.Add(encodeTrace(nil, pt))
-	f.Add(encodeTrace(nil, &pendingTrace{takes: []takeReading{{id: "t9", problem: "take t9: pippa.take.need missing"}}}))
-	f.Add([]byte{codecVersion})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got := &pendingTrace{}
-		if err := decodeTrace(b, got); err != nil {
-			return
-		}
-		got.encodedRs = nil
-		if again := encodeTrace(nil, got); len(again) == 0 {
-			t.Fatal("a trace read back encodes to nothing")
-		}
-	})
 }
 
 // TestLabelBudget: the installations named on the counted events are
@@ -333,84 +214,6 @@ func TestLabelBudget(t *testing.T) {
 	}
 }
 
-// FuzzReadingsRoundTrip: whatever a span's attributes hold, the readings the
-// processor keeps of it are stored and read back unchanged: the readers
-// bound what the codec would refuse (long strings, many live counts, long
-// arrays).
-func FuzzReadingsRoundTrip(f *testing.F) {
-	f.Add("wifi", "t1", "new_device_available", "players", uint8(2), uint8(3), 1.5)
-	f.Add(strings.Repeat("x", 5000), strings.Repeat("t", 300), "", "k", uint8(70), uint8(100), -2.0)
-	f.Fuzz(func(t *testing.T, link, take, reason, kind string, kinds, outputs uint8, at float64) {
-		td := ptrace.NewTraces()
-		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr(semconv.AppInstallationID, link)
-		spans := rs.ScopeSpans().AppendEmpty().Spans()
-		ts := spans.AppendEmpty()
-		ts.SetName(semconv.SpanVoiceTurn)
-		a := ts.Attributes()
-		a.PutStr(semconv.NetworkConnectionType, link)
-		outs := a.PutEmptySlice(semconv.RouteOutputs)
-		for i := 0; i < int(outputs); i++ {
-			outs.AppendEmpty().SetStr(kind)
-		}
-		for i := 0; i < int(kinds); i++ {
-			a.PutInt(semconv.LivePrefix+kind+itoa(int64(i)), int64(i))
-		}
-		ev := ts.Events().AppendEmpty()
-		ev.SetName(semconv.EventRouteChange)
-		ev.Attributes().PutDouble(semconv.RouteChangeAt, at)
-		ev.Attributes().PutStr(semconv.RouteChangeReason, reason)
-		us := spans.AppendEmpty()
-		us.SetName(semconv.SpanVoiceUnit)
-		us.Attributes().PutStr(semconv.TakeID, take)
-		us.Attributes().PutInt(semconv.UnitUnderruns, 1)
-		tk := spans.AppendEmpty()
-		tk.SetName(semconv.SpanTTSTake)
-		tk.Attributes().PutStr(semconv.TakeID, take)
-		tk.Attributes().PutStr(semconv.TakeNeed, reason)
-
-		pt := &pendingTrace{turn: readTurn(rs.Resource(), ts), unitSpans: []pcommon.SpanID{{1}}}
-		pt.units = append(pt.units, readUnit(us))
-		if r, ok := readTake(tk); ok {
-			pt.takes = append(pt.takes, r)
-		}
-		b := encodeTrace(nil, pt)
-		got := &pendingTrace{}
-		if err := decodeTrace(b, got); err != nil {
-			t.Fatalf("readings stored, then unreadable: %v", err)
-		}
-		if !bytes.Equal(encodeTrace(nil, got), b) {
-			t.Fatal("readings read back differ from what was stored")
-		}
-	})
-}
-
-// TestCorruptRingIndexIsDiscarded: a stored index of the decided ring that
-// cannot be right (a next slot past the size, a size no configuration
-// could give) is discarded with a warning, never a panic or a runaway loop.
-func TestCorruptRingIndexIsDiscarded(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		size, next uint64
-	}{
-		{"next past the size", 1, 1<<64 - 1},
-		{"a huge size", 1 << 40, 0},
-		{"no size", 0, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, createDefaultConfig().(*Config))
-			e := encoder{}
-			e.uint(tc.size)
-			e.uint(tc.next)
-			e.bool(true)
-			h.p.restoreDecided(e.b, map[int][]byte{0: make([]byte, 16*decidedChunk)})
-			if n := h.p.decided.Len(); n != 0 {
-				t.Fatalf("%d decided IDs restored from a corrupt index", n)
-			}
-		})
-	}
-}
-
 // TestRestoredSurplusDecidedOldestFirst: restored under a smaller
 // max_pending, the oldest held turns are decided by the sweep (forced:
 // pending_limit), oldest first, and the rest stay held.
@@ -436,15 +239,15 @@ func TestRestoredSurplusDecidedOldestFirst(t *testing.T) {
 	defer h2.stop(host2)
 	h2.advance(h2.p.sweepInterval)
 	v := h2.verdicts()
-	if len(v) != 3 || h2.p.store.len() != 2 {
-		t.Fatalf("%d verdicts, %d held after the first sweep; want 3 decided, 2 held", len(v), h2.p.store.len())
+	if len(v) != 3 || h2.p.held.Len() != 2 {
+		t.Fatalf("%d verdicts, %d held after the first sweep; want 3 decided, 2 held", len(v), h2.p.held.Len())
 	}
 	for i, s := range v {
 		if s.TraceID() != nthTrace(i) {
 			t.Errorf("verdict %d is trace %v, want the oldest first (%v)", i, s.TraceID(), nthTrace(i))
 		}
 	}
-	if got := h2.counter("otelcol_processor_verdict_forced")[forcedPendingLimit]; got != 3 {
+	if got := h2.counter("otelcol_processor_verdict_forced")[verdict.ForcedPendingLimit]; got != 3 {
 		t.Errorf("forced{pending_limit} = %d, want 3", got)
 	}
 }

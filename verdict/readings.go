@@ -1,4 +1,4 @@
-package verdictprocessor
+package verdict
 
 import (
 	"fmt"
@@ -18,97 +18,97 @@ import (
 // read, already typed and checked, so a pending turn holds a few hundred bytes
 // instead of its spans.
 
-// maxProblems bounds how many bad-input notes a turn keeps (the evidence names
+// MaxProblems bounds how many bad-input notes a turn keeps (the evidence names
 // the first ones; a hostile trace cannot grow the state).
-const maxProblems = 4
+const MaxProblems = 4
 
-// maxUnits bounds how many units a turn keeps; a real turn reads tens.
-const maxUnits = 512
+// MaxUnits bounds how many units a turn keeps; a real turn reads tens.
+const MaxUnits = 512
 
-// maxValueBytes bounds a string reading (a link, a take ID, a reason, a
+// MaxValueBytes bounds a string reading (a link, a take ID, a reason, a
 // port kind): a longer one is bad input, so what a pending turn keeps, and
 // stores, stays small and can always be read back.
-const maxValueBytes = 256
+const MaxValueBytes = 256
 
-// maxListLen bounds how many elements of a string array are read.
-const maxListLen = 64
+// MaxListLen bounds how many elements of a string array are read.
+const MaxListLen = 64
 
-// maxLiveKinds bounds the live-count kinds a turn keeps (six are known).
-const maxLiveKinds = 32
+// MaxLiveKinds bounds the live-count kinds a turn keeps (six are known).
+const MaxLiveKinds = 32
 
-// maxRouteChanges bounds the route changes a turn keeps.
-const maxRouteChanges = 16
+// MaxRouteChanges bounds the route changes a turn keeps.
+const MaxRouteChanges = 16
 
-// turnReading is what the rules need from a voice.turn span.
-type turnReading struct {
-	spanID   pcommon.SpanID
-	resource pcommon.Resource
-	index    int64
-	link     string
+// Turn is what the rules need from a voice.turn span.
+type Turn struct {
+	SpanID   pcommon.SpanID
+	Resource pcommon.Resource
+	Index    int64
+	Link     string
 
-	stutter      bool
-	bluetooth    bool
-	btOutput     string // the first Bluetooth output, for the evidence
-	routeChanges []routeChange
+	Stutter      bool
+	Bluetooth    bool
+	BTOutput     string // the first Bluetooth output, for the evidence
+	RouteChanges []RouteChange
 
-	live []liveSeries
+	Live []LiveSeries
 
-	poolResets, poolBefore       int64
-	hasPoolResets, hasPoolBefore bool
+	PoolResets, PoolBefore       int64
+	HasPoolResets, HasPoolBefore bool
 
-	listenGrant, listenSession, listenTotal float64
-	hasGrant, hasSession, hasTotal          bool
+	ListenGrant, ListenSession, ListenTotal float64
+	HasGrant, HasSession, HasTotal          bool
 
-	units    int64 // how many units the turn says it read; -1 when not said
-	problems []string
+	Units    int64 // how many units the turn says it read; -1 when not said
+	Problems []string
 
 	// Carried onto the verdict for a reader of verdicts alone (the done
 	// reading, the route, when the turn happened); no rule reads them, so a
 	// bad value is left out, never bad input.
-	endTime                        pcommon.Timestamp
-	outputs                        []string
-	speechEndToPost, notSent       float64
-	hasSpeechEndToPost, hasNotSent bool
+	EndTime                        pcommon.Timestamp
+	Outputs                        []string
+	SpeechEndToPost, NotSent       float64
+	HasSpeechEndToPost, HasNotSent bool
 }
 
-// maxOutputs bounds the route outputs a turn carries to its verdict.
-const maxOutputs = 8
+// MaxOutputs bounds the route outputs a turn carries to its verdict.
+const MaxOutputs = 8
 
-type routeChange struct {
-	at     float64
-	reason string
+type RouteChange struct {
+	At     float64
+	Reason string
 }
 
-// liveSeries is one live-object count: the earlier turns' values, oldest
+// LiveSeries is one live-object count: the earlier turns' values, oldest
 // first, then this turn's.
-type liveSeries struct {
-	kind   string
-	series []int64
+type LiveSeries struct {
+	Kind   string
+	Series []int64
 }
 
-// unitReading is what the rules need from a voice.unit span.
-type unitReading struct {
-	spanID    pcommon.SpanID
-	index     int64
-	takeID    string
-	underruns int64
-	silent    float64
-	cushion   float64
-	lead      float64
-	hasLead   bool
-	problems  []string
-	// underrunBad: a reading rule 1 needs (index, take, underruns, silent,
+// Unit is what the rules need from a voice.unit span.
+type Unit struct {
+	SpanID    pcommon.SpanID
+	Index     int64
+	TakeID    string
+	Underruns int64
+	Silent    float64
+	Cushion   float64
+	Lead      float64
+	HasLead   bool
+	Problems  []string
+	// UnderrunBad: a reading rule 1 needs (index, take, underruns, silent,
 	// cushion) is bad, so the unit's underrun cannot be read. A bad lead
 	// alone leaves the underrun readable.
-	underrunBad bool
+	UnderrunBad bool
 }
 
-// takeReading is what the rules need from a tts.take span.
-type takeReading struct {
-	spanID  pcommon.SpanID
-	id      string
-	need    float64
-	problem string // why need cannot be read ("" when it can)
+// Take is what the rules need from a tts.take span.
+type Take struct {
+	SpanID  pcommon.SpanID
+	ID      string
+	Need    float64
+	Problem string // why need cannot be read ("" when it can)
 }
 
 // attrReader reads typed attributes and collects what is wrong with them.
@@ -209,7 +209,7 @@ func (r *attrReader) where() string {
 }
 
 func (r *attrReader) note(format string, args ...any) {
-	if len(r.problems) < maxProblems {
+	if len(r.problems) < MaxProblems {
 		r.problems = append(r.problems, r.where()+": "+fmt.Sprintf(format, args...))
 	}
 }
@@ -307,8 +307,8 @@ func (r *attrReader) str(key string) (string, bool) {
 		r.note("%s is a %s, want a string", key, strings.ToLower(v.Type().String()))
 		return "", false
 	}
-	if n := len(v.Str()); n > maxValueBytes {
-		r.note("%s is %d bytes long, more than %d", key, n, maxValueBytes)
+	if n := len(v.Str()); n > MaxValueBytes {
+		r.note("%s is %d bytes long, more than %d", key, n, MaxValueBytes)
 		return "", false
 	}
 	return v.Str(), true
@@ -324,8 +324,8 @@ func (r *attrReader) strings(key string) []string {
 		return nil
 	}
 	s := v.Slice()
-	if s.Len() > maxListLen {
-		r.note("%s has %d elements, more than %d", key, s.Len(), maxListLen)
+	if s.Len() > MaxListLen {
+		r.note("%s has %d elements, more than %d", key, s.Len(), MaxListLen)
 		return nil
 	}
 	out := make([]string, 0, s.Len())
@@ -335,8 +335,8 @@ func (r *attrReader) strings(key string) []string {
 			r.note("%s[%d] is a %s, want a string", key, i, strings.ToLower(e.Type().String()))
 			return nil
 		}
-		if n := len(e.Str()); n > maxValueBytes {
-			r.note("%s[%d] is %d bytes long, more than %d", key, i, n, maxValueBytes)
+		if n := len(e.Str()); n > MaxValueBytes {
+			r.note("%s[%d] is %d bytes long, more than %d", key, i, n, MaxValueBytes)
 			return nil
 		}
 		out = append(out, e.Str())
@@ -384,75 +384,75 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 	return out, true
 }
 
-// readTurn extracts a voice.turn span's readings. The resource is cloned
+// ReadTurn extracts a voice.turn span's readings. The resource is cloned
 // because the verdict span is emitted under the phone's resource later, when
 // the batch that carried the turn is long gone.
-func readTurn(res pcommon.Resource, span ptrace.Span) *turnReading {
+func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: semconv.SpanVoiceTurn}
-	t := &turnReading{spanID: span.SpanID(), units: -1, resource: pcommon.NewResource()}
-	res.CopyTo(t.resource)
+	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: pcommon.NewResource()}
+	res.CopyTo(t.Resource)
 
-	t.endTime = span.EndTimestamp()
-	t.speechEndToPost, t.hasSpeechEndToPost = optSeconds(attrs, semconv.TurnSpeechEndPost)
-	t.notSent, t.hasNotSent = optSeconds(attrs, semconv.TurnNotSent)
-	t.index, _ = r.integer(semconv.TurnIndex)
+	t.EndTime = span.EndTimestamp()
+	t.SpeechEndToPost, t.HasSpeechEndToPost = optSeconds(attrs, semconv.TurnSpeechEndPost)
+	t.NotSent, t.HasNotSent = optSeconds(attrs, semconv.TurnNotSent)
+	t.Index, _ = r.integer(semconv.TurnIndex)
 	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
-		t.link = link
+		t.Link = link
 	}
-	t.stutter, _ = r.boolean(semconv.TurnStutter)
+	t.Stutter, _ = r.boolean(semconv.TurnStutter)
 	bt, hasBT := r.boolean(semconv.RouteBluetooth)
 	for _, o := range r.strings(semconv.RouteOutputs) {
-		if len(t.outputs) < maxOutputs {
-			t.outputs = append(t.outputs, o)
+		if len(t.Outputs) < MaxOutputs {
+			t.Outputs = append(t.Outputs, o)
 		}
 		if semconv.IsBluetoothPort(o) {
-			if t.btOutput == "" {
-				t.btOutput = o
+			if t.BTOutput == "" {
+				t.BTOutput = o
 			}
 			if !hasBT {
 				bt = true
 			}
 		}
 	}
-	t.bluetooth = bt
-	if t.bluetooth && t.btOutput == "" {
-		t.btOutput = "a Bluetooth output"
+	t.Bluetooth = bt
+	if t.Bluetooth && t.BTOutput == "" {
+		t.BTOutput = "a Bluetooth output"
 	}
 
 	events := span.Events()
 	for i := 0; i < events.Len(); i++ {
 		ev := events.At(i)
-		if ev.Name() != semconv.EventRouteChange || len(t.routeChanges) >= maxRouteChanges {
+		if ev.Name() != semconv.EventRouteChange || len(t.RouteChanges) >= MaxRouteChanges {
 			continue
 		}
 		er := attrReader{attrs: ev.Attributes(), what: semconv.EventRouteChange}
 		at, ok := er.number(semconv.RouteChangeAt)
 		reason, _ := er.str(semconv.RouteChangeReason)
-		r.problems = appendUpTo(r.problems, er.problems, maxProblems)
+		r.problems = appendUpTo(r.problems, er.problems, MaxProblems)
 		if ok {
-			t.routeChanges = append(t.routeChanges, routeChange{at: at, reason: reason})
+			t.RouteChanges = append(t.RouteChanges, RouteChange{At: at, Reason: reason})
 		}
 	}
 
-	t.live = readLive(&r, attrs)
+	t.Live = readLive(&r, attrs)
 
-	t.poolResets, t.hasPoolResets = r.count(semconv.PoolResets)
-	t.poolBefore, t.hasPoolBefore = r.count(semconv.PoolResetsBefore)
-	if t.hasPoolResets && t.hasPoolBefore && t.poolResets < t.poolBefore {
+	t.PoolResets, t.HasPoolResets = r.count(semconv.PoolResets)
+	t.PoolBefore, t.HasPoolBefore = r.count(semconv.PoolResetsBefore)
+	if t.HasPoolResets && t.HasPoolBefore && t.PoolResets < t.PoolBefore {
 		// The tally of one launch never counts down; a report that says so
 		// cannot be read.
-		r.note("%s went down within a launch (%d → %d)", semconv.PoolResets, t.poolBefore, t.poolResets)
-		t.hasPoolResets = false
+		r.note("%s went down within a launch (%d → %d)", semconv.PoolResets, t.PoolBefore, t.PoolResets)
+		t.HasPoolResets = false
 	}
 
-	t.listenGrant, t.hasGrant = r.seconds(semconv.ListenGrant)
-	t.listenSession, t.hasSession = r.seconds(semconv.ListenSession)
-	t.listenTotal, t.hasTotal = r.seconds(semconv.ListenTotal)
+	t.ListenGrant, t.HasGrant = r.seconds(semconv.ListenGrant)
+	t.ListenSession, t.HasSession = r.seconds(semconv.ListenSession)
+	t.ListenTotal, t.HasTotal = r.seconds(semconv.ListenTotal)
 	if n, ok := r.count(semconv.TurnUnits); ok {
-		t.units = n
+		t.Units = n
 	}
-	t.problems = r.problems
+	t.Problems = r.problems
 	return t
 }
 
@@ -480,8 +480,8 @@ func optSeconds(attrs pcommon.Map, key string) (float64, bool) {
 
 // readLive collects every live count (any kind: pippa.live.<kind> holding an
 // int) with its history, in semconv.LiveKinds order and then by name.
-func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
-	var out []liveSeries
+func readLive(r *attrReader, attrs pcommon.Map) []LiveSeries {
+	var out []LiveSeries
 	attrs.Range(func(k string, v pcommon.Value) bool {
 		if !strings.HasPrefix(k, semconv.LivePrefix) || strings.HasSuffix(k, semconv.LiveBeforeSuffix) {
 			return true
@@ -495,8 +495,8 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 		if kind == "" || strings.Contains(kind, ".") {
 			return true
 		}
-		if len(kind) > maxValueBytes || len(out) >= maxLiveKinds {
-			r.note("live counts: more than %d kinds, or a kind name over %d bytes", maxLiveKinds, maxValueBytes)
+		if len(kind) > MaxValueBytes || len(out) >= MaxLiveKinds {
+			r.note("live counts: more than %d kinds, or a kind name over %d bytes", MaxLiveKinds, MaxValueBytes)
 			return true
 		}
 		now, ok := r.count(k)
@@ -504,7 +504,7 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 			return true
 		}
 		series, _ := r.counts(semconv.LiveBeforeAttr(kind))
-		out = append(out, liveSeries{kind: kind, series: append(series, now)})
+		out = append(out, LiveSeries{Kind: kind, Series: append(series, now)})
 		return true
 	})
 	rank := func(kind string) int {
@@ -514,73 +514,73 @@ func readLive(r *attrReader, attrs pcommon.Map) []liveSeries {
 		return len(semconv.LiveKinds)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		ri, rj := rank(out[i].kind), rank(out[j].kind)
+		ri, rj := rank(out[i].Kind), rank(out[j].Kind)
 		if ri != rj {
 			return ri < rj
 		}
-		return out[i].kind < out[j].kind
+		return out[i].Kind < out[j].Kind
 	})
 	return out
 }
 
-// readUnit extracts a voice.unit span's readings.
-func readUnit(span ptrace.Span) unitReading {
+// ReadUnit extracts a voice.unit span's readings.
+func ReadUnit(span ptrace.Span) Unit {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: "unit", index: -1}
 	r.idx.index(indexUnit, attrs)
-	u := unitReading{spanID: span.SpanID(), index: -1}
+	u := Unit{SpanID: span.SpanID(), Index: -1}
 	if idx, ok := r.integer(semconv.UnitIndex); ok {
-		u.index, r.index = idx, idx
+		u.Index, r.index = idx, idx
 	}
-	u.takeID, _ = r.str(semconv.TakeID)
+	u.TakeID, _ = r.str(semconv.TakeID)
 	if n, ok := r.count(semconv.UnitUnderruns); ok {
-		u.underruns = n
+		u.Underruns = n
 	} else if _, present := r.get(semconv.UnitUnderruns); !present {
 		r.note("%s missing", semconv.UnitUnderruns)
 	}
-	if u.underruns > 0 {
+	if u.Underruns > 0 {
 		// What rule 1 needs to read an underrun.
 		var ok bool
-		if u.silent, ok = r.seconds(semconv.UnitSilent); !ok {
+		if u.Silent, ok = r.seconds(semconv.UnitSilent); !ok {
 			if _, present := r.get(semconv.UnitSilent); !present {
 				r.note("%s missing", semconv.UnitSilent)
 			}
 		}
-		if u.cushion, ok = r.seconds(semconv.UnitCushion); !ok {
+		if u.Cushion, ok = r.seconds(semconv.UnitCushion); !ok {
 			if _, present := r.get(semconv.UnitCushion); !present {
 				r.note("%s missing", semconv.UnitCushion)
 			}
 		}
-		if u.takeID == "" {
+		if u.TakeID == "" {
 			r.note("underran but names no take (%s)", semconv.TakeID)
 		}
 	}
-	u.underrunBad = len(r.problems) > 0
-	u.lead, u.hasLead = r.number(semconv.UnitLead)
-	u.problems = r.problems
+	u.UnderrunBad = len(r.problems) > 0
+	u.Lead, u.HasLead = r.number(semconv.UnitLead)
+	u.Problems = r.problems
 	return u
 }
 
-// readTake extracts a tts.take span's readings; ok is false when it names no
+// ReadTake extracts a tts.take span's readings; ok is false when it names no
 // take (it cannot be matched to a unit, so it is dropped and counted).
-func readTake(span ptrace.Span) (takeReading, bool) {
+func ReadTake(span ptrace.Span) (Take, bool) {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs}
 	r.idx.index(indexTake, attrs)
 	id, ok := r.str(semconv.TakeID)
 	if !ok || id == "" {
-		return takeReading{}, false
+		return Take{}, false
 	}
 	r.what, r.id = "take", id
-	t := takeReading{spanID: span.SpanID(), id: id}
+	t := Take{SpanID: span.SpanID(), ID: id}
 	need, ok := r.seconds(semconv.TakeNeed)
 	switch {
 	case ok:
-		t.need = need
+		t.Need = need
 	case len(r.problems) > 0:
-		t.problem = r.problems[0]
+		t.Problem = r.problems[0]
 	default:
-		t.problem = r.where() + ": " + semconv.TakeNeed + " missing"
+		t.Problem = r.where() + ": " + semconv.TakeNeed + " missing"
 	}
 	return t, true
 }

@@ -1,4 +1,4 @@
-package verdictprocessor
+package verdict
 
 import (
 	"os"
@@ -53,7 +53,7 @@ func TestEveryCauseIsRuledAndShown(t *testing.T) {
 	}
 
 	// metadata.yaml's enum.
-	b, err := os.ReadFile("metadata.yaml")
+	b, err := os.ReadFile(filepath.Join("..", "processors", "verdictprocessor", "metadata.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestEveryCauseIsRuledAndShown(t *testing.T) {
 	}
 
 	// The processor's README: "1. **network / synthesis**", "2. **bluetooth**", …
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join("..", "processors", "verdictprocessor", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestEveryCauseIsRuledAndShown(t *testing.T) {
 	}
 
 	// The top-level README's table: "| network | …", in table order.
-	top, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	top, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,19 +113,19 @@ func TestEveryCauseIsRuledAndShown(t *testing.T) {
 // TestUnitsKeptAreTheUnitsRead: a unit is kept exactly when a rule reads it
 // or it carries bad input, so a new rule that reads units gets them.
 func TestUnitsKeptAreTheUnitsRead(t *testing.T) {
-	c := createDefaultConfig().(*Config).Rules
+	c := DefaultRules()
 	cases := []struct {
 		name string
-		u    unitReading
+		u    Unit
 		keep bool
 		take bool
 	}{
-		{"clean", unitReading{index: 1, takeID: "t1", lead: 0.2, hasLead: true}, false, false},
-		{"underran", unitReading{index: 1, takeID: "t1", underruns: 1}, true, true},
-		{"underran, bad reading", unitReading{index: 1, takeID: "t1", underruns: 1, underrunBad: true, problems: []string{"x"}}, true, false},
-		{"late", unitReading{index: 1, takeID: "t1", lead: -0.5, hasLead: true}, true, false},
-		{"lead at the threshold", unitReading{index: 1, takeID: "t1", lead: -0.1, hasLead: true}, false, false},
-		{"bad input", unitReading{index: 1, problems: []string{"unit 1: pippa.unit.lead is a string"}}, true, false},
+		{"clean", Unit{Index: 1, TakeID: "t1", Lead: 0.2, HasLead: true}, false, false},
+		{"underran", Unit{Index: 1, TakeID: "t1", Underruns: 1}, true, true},
+		{"underran, bad reading", Unit{Index: 1, TakeID: "t1", Underruns: 1, UnderrunBad: true, Problems: []string{"x"}}, true, false},
+		{"late", Unit{Index: 1, TakeID: "t1", Lead: -0.5, HasLead: true}, true, false},
+		{"lead at the threshold", Unit{Index: 1, TakeID: "t1", Lead: -0.1, HasLead: true}, false, false},
+		{"bad input", Unit{Index: 1, Problems: []string{"unit 1: pippa.unit.lead is a string"}}, true, false},
 	}
 	for _, tc := range cases {
 		if got := keepUnit(&tc.u, &c); got != tc.keep {

@@ -1,4 +1,4 @@
-package verdictprocessor
+package verdict
 
 import (
 	"fmt"
@@ -36,12 +36,12 @@ type rule struct {
 	// that fired them (the primary cause of a turn with underruns).
 	underrun bool
 	// keep reports whether the rule reads the unit; nil: it reads none.
-	keep func(u *unitReading, c *RulesConfig) bool
+	keep func(u *Unit, c *Rules) bool
 	// takes: it reads the take of each unit it keeps; the turn is not
 	// complete until they have come (or its wait is over).
 	takes bool
 	// fire reads the turn and adds what it found.
-	fire func(t *turnView, c *RulesConfig, f *findings)
+	fire func(t *turnView, c *Rules, f *findings)
 	// summary is the rule in one line, as the READMEs give it.
 	summary string
 }
@@ -51,7 +51,7 @@ var rules = []rule{
 	{
 		causes: []string{semconv.CauseNetwork, semconv.CauseSynthesis}, underrun: true,
 		reads: []string{semconv.UnitUnderruns, semconv.UnitSilent, semconv.UnitCushion, semconv.TakeID, semconv.TakeNeed},
-		keep:  func(u *unitReading, _ *RulesConfig) bool { return u.underruns > 0 }, takes: true,
+		keep:  func(u *Unit, _ *Rules) bool { return u.Underruns > 0 }, takes: true,
 		fire:    fireUnderruns,
 		summary: "an underrun on a unit is the network's when its take's need is at or under the unit's cushion, synthesis's when above; unknown when the take never came",
 	},
@@ -64,8 +64,8 @@ var rules = []rule{
 	{
 		causes: []string{semconv.CauseWait},
 		reads:  []string{semconv.UnitLead, semconv.ListenGrant, semconv.ListenSession, semconv.ListenTotal},
-		keep: func(u *unitReading, c *RulesConfig) bool {
-			return u.hasLead && u.lead < -c.LateLead.Seconds()
+		keep: func(u *Unit, c *Rules) bool {
+			return u.HasLead && u.Lead < -c.LateLead.Seconds()
 		},
 		fire:    fireWait,
 		summary: "a unit queued more than late_lead after the previous one ended (her words were late), or a microphone open over mic_open_limit",
@@ -86,8 +86,8 @@ var rules = []rule{
 
 // keepUnit reports whether a rule reads the unit, or the unit carries bad
 // input (which the verdict reports).
-func keepUnit(u *unitReading, c *RulesConfig) bool {
-	if len(u.problems) > 0 {
+func keepUnit(u *Unit, c *Rules) bool {
+	if len(u.Problems) > 0 {
 		return true
 	}
 	for i := range rules {
@@ -99,8 +99,8 @@ func keepUnit(u *unitReading, c *RulesConfig) bool {
 }
 
 // needsTake reports whether a rule reads the take of a unit it keeps.
-func needsTake(u *unitReading, c *RulesConfig) bool {
-	if u.takeID == "" || u.underrunBad {
+func needsTake(u *Unit, c *Rules) bool {
+	if u.TakeID == "" || u.UnderrunBad {
 		return false
 	}
 	for i := range rules {
@@ -115,33 +115,36 @@ func needsTake(u *unitReading, c *RulesConfig) bool {
 // kept in index order, the totals every rule may read, and the bad input
 // found while reading them.
 type turnView struct {
-	turn      *turnReading
-	units     []unitReading
+	turn      *Turn
+	units     []Unit
 	underruns int64   // over every unit
 	silent    float64 // over the units whose underrun can be read
-	take      func(id string) (takeReading, bool)
+	take      func(id string) (Take, bool)
 	problems  []string
+	// across is what the pool and state rules read across the launch's
+	// turns: the turn's own history, or what the holder kept.
+	across crossTurn
 }
 
-func newTurnView(p *pendingTrace) *turnView {
-	t := p.turn
-	v := &turnView{turn: t, take: p.take}
-	v.problems = append([]string(nil), t.problems...)
-	if p.extraTurns > 0 {
-		v.problems = append(v.problems, fmt.Sprintf("%d voice.turn spans in one trace", p.extraTurns+1))
+func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
+	t := p.Turn
+	v := &turnView{turn: t, take: p.Take, across: readCrossTurn(t, e, c.RisingTurns)}
+	v.problems = append([]string(nil), t.Problems...)
+	if p.ExtraTurns > 0 {
+		v.problems = append(v.problems, fmt.Sprintf("%d voice.turn spans in one trace", p.ExtraTurns+1))
 	}
-	v.units = append([]unitReading(nil), p.units...)
-	sort.SliceStable(v.units, func(i, j int) bool { return v.units[i].index < v.units[j].index })
+	v.units = append([]Unit(nil), p.Units...)
+	sort.SliceStable(v.units, func(i, j int) bool { return v.units[i].Index < v.units[j].Index })
 	for i := range v.units {
 		u := &v.units[i]
-		v.problems = appendUpTo(v.problems, u.problems, 2*maxProblems)
-		v.underruns += u.underruns
-		if u.underruns == 0 || u.underrunBad {
+		v.problems = appendUpTo(v.problems, u.Problems, 2*MaxProblems)
+		v.underruns += u.Underruns
+		if u.Underruns == 0 || u.UnderrunBad {
 			continue
 		}
-		v.silent += u.silent
-		if tk, ok := p.take(u.takeID); ok && tk.problem != "" {
-			v.problems = append(v.problems, tk.problem)
+		v.silent += u.Silent
+		if tk, ok := p.Take(u.TakeID); ok && tk.Problem != "" {
+			v.problems = append(v.problems, tk.Problem)
 		}
 	}
 	return v
@@ -151,7 +154,7 @@ func newTurnView(p *pendingTrace) *turnView {
 type findings struct {
 	evidence map[string][]string
 	silent   map[string]float64
-	broke    []underrunReading
+	broke    []Underrun
 }
 
 func (f *findings) add(cause, sentence string) {
@@ -165,31 +168,31 @@ func (f *findings) add(cause, sentence string) {
 func (f *findings) fired(cause string) bool { return len(f.evidence[cause]) > 0 }
 
 // fireUnderruns reads each unit that underran against its take.
-func fireUnderruns(t *turnView, _ *RulesConfig, f *findings) {
+func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 	for i := range t.units {
 		u := &t.units[i]
-		if u.underruns == 0 || u.underrunBad {
+		if u.Underruns == 0 || u.UnderrunBad {
 			continue
 		}
-		head := fmt.Sprintf("unit %d: %s, %s silent", u.index, plural(u.underruns, "underrun"), secs(u.silent))
-		br := underrunReading{unit: u.index, takeID: u.takeID, underruns: u.underruns, silent: u.silent, cushion: u.cushion, cause: semconv.CauseUnknown}
-		tk, ok := t.take(u.takeID)
+		head := fmt.Sprintf("unit %d: %s, %s silent", u.Index, plural(u.Underruns, "underrun"), secs(u.Silent))
+		br := Underrun{Unit: u.Index, TakeID: u.TakeID, Underruns: u.Underruns, Silent: u.Silent, Cushion: u.Cushion, Cause: semconv.CauseUnknown}
+		tk, ok := t.take(u.TakeID)
 		switch {
 		case !ok:
-			f.add(semconv.CauseUnknown, head+"; take "+u.takeID+" never arrived")
-			f.silent[semconv.CauseUnknown] += u.silent
-		case tk.problem != "":
+			f.add(semconv.CauseUnknown, head+"; take "+u.TakeID+" never arrived")
+			f.silent[semconv.CauseUnknown] += u.Silent
+		case tk.Problem != "":
 			// Bad input, reported as such (newTurnView).
-		case tk.need > u.cushion:
-			need, cushion := secsApart(tk.need, u.cushion)
-			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.id, need, cushion))
-			f.silent[semconv.CauseSynthesis] += u.silent
-			br.cause, br.need, br.hasNeed = semconv.CauseSynthesis, tk.need, true
+		case tk.Need > u.Cushion:
+			need, cushion := secsApart(tk.Need, u.Cushion)
+			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.ID, need, cushion))
+			f.silent[semconv.CauseSynthesis] += u.Silent
+			br.Cause, br.Need = semconv.CauseSynthesis, Some(tk.Need)
 		default:
-			need, cushion := secsApart(tk.need, u.cushion)
-			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.id, need, cushion))
-			f.silent[semconv.CauseNetwork] += u.silent
-			br.cause, br.need, br.hasNeed = semconv.CauseNetwork, tk.need, true
+			need, cushion := secsApart(tk.Need, u.Cushion)
+			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.ID, need, cushion))
+			f.silent[semconv.CauseNetwork] += u.Silent
+			br.Cause, br.Need = semconv.CauseNetwork, Some(tk.Need)
 		}
 		if len(f.broke) < maxBroke {
 			f.broke = append(f.broke, br)
@@ -198,37 +201,37 @@ func fireUnderruns(t *turnView, _ *RulesConfig, f *findings) {
 }
 
 // fireBluetooth: the radio between the phone and the earbuds.
-func fireBluetooth(t *turnView, _ *RulesConfig, f *findings) {
+func fireBluetooth(t *turnView, _ *Rules, f *findings) {
 	tr := t.turn
-	if tr.stutter && t.underruns == 0 && tr.bluetooth {
-		f.add(semconv.CauseBluetooth, "stutter with 0 underruns on "+tr.btOutput)
+	if tr.Stutter && t.underruns == 0 && tr.Bluetooth {
+		f.add(semconv.CauseBluetooth, "stutter with 0 underruns on "+tr.BTOutput)
 	}
-	if !tr.stutter && t.underruns == 0 {
+	if !tr.Stutter && t.underruns == 0 {
 		return
 	}
 	what := "underran"
-	if tr.stutter {
+	if tr.Stutter {
 		what = "stuttered"
 	}
-	for _, rc := range tr.routeChanges {
-		if rc.at < 0 {
+	for _, rc := range tr.RouteChanges {
+		if rc.At < 0 {
 			continue // before she began reading
 		}
-		reason := rc.reason
+		reason := rc.Reason
 		if reason == "" {
 			reason = "no reason given"
 		}
-		f.add(semconv.CauseBluetooth, fmt.Sprintf("route change at %s (%s) on a turn that %s", secs(rc.at), reason, what))
+		f.add(semconv.CauseBluetooth, fmt.Sprintf("route change at %s (%s) on a turn that %s", secs(rc.At), reason, what))
 	}
 }
 
 // fireWait: her words were late, or the microphone was slow to open.
-func fireWait(t *turnView, c *RulesConfig, f *findings) {
+func fireWait(t *turnView, c *Rules, f *findings) {
 	late := -c.LateLead.Seconds()
 	for _, u := range t.units {
-		if u.hasLead && u.lead < late {
-			lead, limit := secsApart(u.lead, late)
-			f.add(semconv.CauseWait, fmt.Sprintf("unit %d queued late: lead %s < %s", u.index, lead, limit))
+		if u.HasLead && u.Lead < late {
+			lead, limit := secsApart(u.Lead, late)
+			f.add(semconv.CauseWait, fmt.Sprintf("unit %d queued late: lead %s < %s", u.Index, lead, limit))
 		}
 	}
 	tr := t.turn
@@ -242,9 +245,9 @@ func fireWait(t *turnView, c *RulesConfig, f *findings) {
 	// total holds beyond them (the listening socket) has no reading of its
 	// own, so when it is the largest part the evidence says so rather than
 	// name a stage that was not the slow one.
-	rest := total - tr.listenGrant - tr.listenSession
+	rest := total - tr.ListenGrant - tr.ListenSession
 	switch {
-	case tr.hasTotal && (tr.hasGrant || tr.hasSession) && rest > slowest:
+	case tr.HasTotal && (tr.HasGrant || tr.HasSession) && rest > slowest:
 		s += fmt.Sprintf(", most of it outside the grant and the session (%s)", secs(rest))
 	case stage != "" && slowest > 0:
 		s += fmt.Sprintf(", slowest stage %s %s", stage, secs(slowest))
@@ -253,29 +256,29 @@ func fireWait(t *turnView, c *RulesConfig, f *findings) {
 }
 
 // firePool: its reading is whether the tally moved, not its value.
-func firePool(t *turnView, _ *RulesConfig, f *findings) {
-	tr := t.turn
+func firePool(t *turnView, _ *Rules, f *findings) {
+	tr, x := t.turn, &t.across
 	switch {
-	case !tr.hasPoolResets:
-	case tr.hasPoolBefore && tr.poolResets > tr.poolBefore:
-		f.add(semconv.CausePool, fmt.Sprintf("pool_reset moved %d→%d since the previous turn", tr.poolBefore, tr.poolResets))
-	case !tr.hasPoolBefore && tr.poolResets > 0:
-		f.add(semconv.CausePool, fmt.Sprintf("pool_reset %d on the first turn of a launch", tr.poolResets))
+	case !tr.HasPoolResets:
+	case x.poolBefore.OK && tr.PoolResets > x.poolBefore.V:
+		f.add(semconv.CausePool, fmt.Sprintf("pool_reset moved %d→%d since the previous turn", x.poolBefore.V, tr.PoolResets))
+	case x.firstTurn && tr.PoolResets > 0:
+		f.add(semconv.CausePool, fmt.Sprintf("pool_reset %d on the first turn of a launch", tr.PoolResets))
 	}
 }
 
 // fireState: the process holding something it should have let go.
-func fireState(t *turnView, c *RulesConfig, f *findings) {
-	for _, ls := range t.turn.live {
-		if !rising(ls.series, c.RisingTurns) {
+func fireState(t *turnView, c *Rules, f *findings) {
+	for _, ls := range t.across.live {
+		if !rising(ls.Series, c.RisingTurns) {
 			continue
 		}
-		tail := ls.series[len(ls.series)-c.RisingTurns-1:]
+		tail := ls.Series[len(ls.Series)-c.RisingTurns-1:]
 		parts := make([]string, len(tail))
 		for i, n := range tail {
 			parts[i] = strconv.FormatInt(n, 10)
 		}
-		f.add(semconv.CauseState, fmt.Sprintf("%s %s rose on each of the last %d turns", ls.kind, strings.Join(parts, "→"), c.RisingTurns))
+		f.add(semconv.CauseState, fmt.Sprintf("%s %s rose on each of the last %d turns", ls.Kind, strings.Join(parts, "→"), c.RisingTurns))
 	}
 }
 

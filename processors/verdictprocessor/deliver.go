@@ -1,0 +1,222 @@
+package verdictprocessor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
+	"github.com/percause/percause/verdict"
+)
+
+// decision is a verdict on its way downstream, with what is needed to
+// write its span and to settle its trace once the next consumer answers.
+type decision struct {
+	entry    *pending.Entry
+	resource pcommon.Resource
+	turnAt   time.Time
+	// installation is the app.installation.id of the counted events ("":
+	// none, with counters.installations 0).
+	installation string
+	v            verdict.Verdict
+	// evicted: already out of memory (the pending limit, shutdown); a
+	// refusal drops it, counted, since there is no room to hold it again.
+	evicted bool
+}
+
+// decideLocked decides a held trace and marks its verdict as on its way;
+// settle releases it once the next consumer accepted the verdict.
+func (p *verdictProcessor) decideLocked(e *pending.Entry, forced verdict.Forced) decision {
+	e.Delivery.Sending, e.Delivery.Forced = true, forced
+	return decision{entry: e, resource: e.Turn.Resource, turnAt: e.TurnAt,
+		installation: p.labels.label(installationOf(e.Turn.Resource), p.now()),
+		v:            verdict.Decide(&e.Trace, nil, &p.cfg.Rules, forced)}
+}
+
+// forced words why a turn is decided early, as the evidence gives it.
+func (p *verdictProcessor) forced(reason string) verdict.Forced {
+	f := verdict.Forced{Reason: reason}
+	switch reason {
+	case verdict.ForcedWait:
+		f.Why = fmt.Sprintf("forced after waiting %s", p.cfg.Wait)
+	case verdict.ForcedMaxAge:
+		f.Why = fmt.Sprintf("forced at max_age (its trace held %s)", p.cfg.MaxAge)
+	case verdict.ForcedPendingLimit:
+		f.Why = fmt.Sprintf("forced by the pending limit (%d traces)", p.cfg.MaxPending)
+	case verdict.ForcedShutdown:
+		f.Why = "forced at shutdown"
+	}
+	return f
+}
+
+// appendVerdict writes d's verdict span into td, decided at now.
+func (p *verdictProcessor) appendVerdict(td ptrace.Traces, d *decision, now time.Time) {
+	r := verdict.RecordOf(&d.entry.Trace, d.v, d.installation, pcommon.NewTimestampFromTime(now))
+	verdict.Append(td, d.resource, &r, p.epoch)
+}
+
+// verdictBatch writes the verdict spans of ds into a batch of their own.
+func (p *verdictProcessor) verdictBatch(ds []decision) ptrace.Traces {
+	td := ptrace.NewTraces()
+	now := p.now()
+	for i := range ds {
+		p.appendVerdict(td, &ds[i], now)
+	}
+	return td
+}
+
+// deliver sends what a batch decided on and waits for what its sender's
+// acknowledgement needs: the verdicts accepted and, with storage, what the
+// batch left held stored.
+func (p *verdictProcessor) deliver(ctx context.Context, td ptrace.Traces, h holding) error {
+	if p.emitAll {
+		return p.deliverWithBatch(ctx, td, h)
+	}
+	if !h.queued && !h.durable {
+		return nil
+	}
+	if err := p.cycles.await(ctx, h.cycle); err != nil {
+		return err
+	}
+	if h.queued && h.cycle.emitErr != nil {
+		return h.cycle.emitErr
+	}
+	if h.durable {
+		return h.cycle.commitErr
+	}
+	return nil
+}
+
+// deliverWithBatch (emit: all) sends the batch on with its verdicts added.
+func (p *verdictProcessor) deliverWithBatch(ctx context.Context, td ptrace.Traces, h holding) error {
+	if h.durable {
+		p.cycles.poke() // the cycle stores while the next consumer works
+	}
+	now := p.now()
+	for i := range h.decisions {
+		p.appendVerdict(td, &h.decisions[i], now)
+	}
+	err := p.next.ConsumeTraces(ctx, td)
+	if len(h.decisions) > 0 {
+		p.settle(ctx, h.decisions, err)
+	}
+	if err != nil || !h.durable {
+		return err
+	}
+	if err := p.cycles.await(ctx, h.cycle); err != nil {
+		return err
+	}
+	return h.cycle.commitErr
+}
+
+// forwardUnread passes on a batch with nothing the rules read.
+func (p *verdictProcessor) forwardUnread(ctx context.Context, td ptrace.Traces) error {
+	if p.emitAll {
+		return p.next.ConsumeTraces(ctx, td)
+	}
+	return nil
+}
+
+// sendNow sends verdicts downstream at once (not through a cycle) and
+// settles them.
+func (p *verdictProcessor) sendNow(ctx context.Context, ds []decision) error {
+	err := p.next.ConsumeTraces(ctx, p.verdictBatch(ds))
+	p.settle(ctx, ds, err)
+	return err
+}
+
+// settle records the next consumer's answer for verdicts sent: accepted,
+// each trace is remembered as decided and released (out of memory and of
+// storage); refused, each stays held for a retry (an evicted one is
+// dropped and counted), or is dropped once max_age has passed since its
+// first refusal.
+func (p *verdictProcessor) settle(ctx context.Context, ds []decision, err error) {
+	now := p.now()
+	var out tally
+	p.mu.Lock()
+	for i := range ds {
+		if err == nil {
+			p.acceptedLocked(&ds[i], now, &out)
+		} else {
+			p.refusedLocked(&ds[i], now, &out)
+		}
+	}
+	p.mu.Unlock()
+	p.tel.record(ctx, &out)
+	if err != nil && p.refusedLog.Allow() {
+		p.logger.Warn("verdict processor: the next consumer refused verdicts; they are held and sent again",
+			zap.Int("verdicts", len(ds)), zap.Error(err))
+	}
+	if p.state != nil {
+		p.cycles.poke() // decided: the stored traces go, the ring grows
+	}
+}
+
+func (p *verdictProcessor) acceptedLocked(d *decision, now time.Time, out *tally) {
+	e := d.entry
+	if d.evicted || !e.Held() {
+		p.landedLocked(e.ID)
+	}
+	e.Delivery.Sending = false
+	p.releaseLocked(e, out)
+	p.held.MarkDecided(e.ID)
+	if other := p.held.Get(e.ID); other != nil && other != e && !other.Delivery.Sending {
+		// A trace of the same ID held meanwhile (a restart's, a
+		// duplicate's) is this one: it yields no second verdict.
+		p.releaseLocked(other, out)
+		out.inc(&out.dropped, dropDecided)
+	}
+	out.inc(&out.verdicts, d.v.Cause)
+	if d.v.Forced != "" {
+		out.inc(&out.forced, d.v.Forced)
+	}
+	out.latencies = append(out.latencies, now.Sub(d.turnAt).Seconds())
+}
+
+func (p *verdictProcessor) refusedLocked(d *decision, now time.Time, out *tally) {
+	e := d.entry
+	out.refused++
+	switch {
+	case d.evicted || !e.Held():
+		// Nowhere to keep it: counted, the rest bounded by max_pending.
+		p.landedLocked(e.ID)
+		p.releaseLocked(e, out)
+		out.inc(&out.dropped, dropExportFailed)
+	case e.Delivery.Refusals > 0 && now.Sub(e.Delivery.FirstRefusal) >= p.cfg.MaxAge:
+		e.Delivery.Sending = false
+		p.releaseLocked(e, out)
+		out.inc(&out.dropped, dropExportFailed)
+	default:
+		dl := &e.Delivery
+		dl.Sending = false
+		if dl.Refusals == 0 {
+			dl.FirstRefusal = now
+		}
+		dl.Refusals++
+		dl.RetryAt = now.Add(min(p.sweepInterval<<min(dl.Refusals-1, 16), maxRetryBackoff))
+	}
+}
+
+// decideAllAtShutdown (without storage) decides every turn still held,
+// forced, and sends the verdicts on; the traces held without their turn
+// are counted as dropped.
+func (p *verdictProcessor) decideAllAtShutdown(ctx context.Context) error {
+	var out tally
+	var ds []decision
+	p.mu.Lock()
+	for p.held.Len() > 0 {
+		if d, ok := p.evictLocked(p.held.Oldest(), verdict.ForcedShutdown, dropShutdown, &out); ok {
+			ds = append(ds, d)
+		}
+	}
+	p.mu.Unlock()
+	p.tel.record(ctx, &out)
+	if len(ds) == 0 {
+		return nil
+	}
+	return p.sendNow(ctx, ds)
+}

@@ -1,0 +1,248 @@
+package verdictprocessor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
+	"github.com/percause/percause/verdict"
+)
+
+// Reasons readings are dropped without a verdict (the reason attribute of
+// otelcol_processor_verdict_dropped), beside the verdict model's own
+// (verdict.DropDuplicateSpan, …).
+const (
+	dropNoTurn        = "no_turn"       // a trace aged out without its voice.turn
+	dropPendingLimit  = "pending_limit" // evicted without its voice.turn
+	dropShutdown      = "shutdown"      // held without its voice.turn at shutdown
+	dropDecided       = "decided"       // a span of a trace already decided (a late or duplicate delivery)
+	dropTakeWithoutID = "take_without_id"
+	dropExportFailed  = "export_failed" // a verdict refused downstream past its bounds
+)
+
+// observation is one span's readings, gathered before the lock is taken.
+type observation struct {
+	traceID pcommon.TraceID
+	kind    obsKind
+	turn    *verdict.Turn
+	unit    verdict.Unit
+	take    verdict.Take
+}
+
+type obsKind uint8
+
+const (
+	obsTurn obsKind = iota + 1
+	obsUnit
+	obsTake
+	obsTakeWithoutID
+)
+
+// observations is one batch's readings; its list is recycled.
+type observations struct{ list []observation }
+
+var observationsPool = sync.Pool{New: func() any { return &observations{list: make([]observation, 0, 128)} }}
+
+func getObservations() *observations { return observationsPool.Get().(*observations) }
+
+func putObservations(o *observations) {
+	clear(o.list)
+	o.list = o.list[:0]
+	observationsPool.Put(o)
+}
+
+// read extracts the readings of the spans the rules read. Other spans
+// (HTTP calls, …) cost one name comparison.
+func (o *observations) read(td ptrace.Traces) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				switch span.Name() {
+				case semconv.SpanVoiceTurn:
+					o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurn(rs.Resource(), span)})
+				case semconv.SpanVoiceUnit:
+					o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, unit: verdict.ReadUnit(span)})
+				case semconv.SpanTTSTake:
+					t, ok := verdict.ReadTake(span)
+					kind := obsTake
+					if !ok {
+						kind = obsTakeWithoutID // counted under the lock with the rest
+					}
+					o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, take: t})
+				}
+			}
+		}
+	}
+}
+
+// holding is what one batch did to the held traces: the verdicts it
+// decided (the evicted ones first), whether what it leaves held must be
+// stored before it returns, and the cycle that will do it.
+type holding struct {
+	decisions []decision
+	durable   bool
+	queued    bool // the decisions wait for the cycle (emit: verdicts)
+	cycle     *cycle
+}
+
+// hold adds a batch's readings to their traces, making room at
+// max_pending, and decides the turns the batch completed.
+func (p *verdictProcessor) hold(ctx context.Context, obs []observation) holding {
+	now := p.now()
+	var out tally
+	var h holding
+	touched := make([]*pending.Entry, 0, 4)
+	p.mu.Lock()
+	for i := range obs {
+		o := &obs[i]
+		if p.held.Decided(o.traceID) || p.inflight[o.traceID] > 0 {
+			out.inc(&out.dropped, dropDecided)
+			continue
+		}
+		e := p.held.Get(o.traceID)
+		if e == nil {
+			h.decisions = p.makeRoomLocked(h.decisions, &out)
+			e = p.held.Add(o.traceID, now)
+			out.pendingDelta++
+		}
+		if p.mergeLocked(e, o, now, &out) {
+			p.held.Changed(e)
+		}
+		if len(touched) == 0 || touched[len(touched)-1] != e {
+			touched = append(touched, e)
+		}
+	}
+	evicted := len(h.decisions)
+	for _, e := range touched {
+		if e.Held() && !e.Delivery.Sending && p.decidable(e) {
+			h.decisions = append(h.decisions, p.decideLocked(e, verdict.Forced{}))
+		}
+	}
+	// What this batch leaves held must be stored before it is acknowledged;
+	// the traces it decides need not be (a refusal is returned, an
+	// acceptance releases them).
+	h.durable = p.state != nil && leavesHeld(touched, h.decisions[evicted:])
+	h.cycle, h.queued = p.cycles.queueLocked(h.decisions)
+	p.mu.Unlock()
+	p.tel.record(ctx, &out)
+	return h
+}
+
+// leavesHeld reports whether any trace touched stays held: one not among
+// the decisions.
+func leavesHeld(touched []*pending.Entry, decided []decision) bool {
+	for _, e := range touched {
+		if !e.Held() {
+			continue
+		}
+		deciding := false
+		for i := range decided {
+			if decided[i].entry == e {
+				deciding = true
+				break
+			}
+		}
+		if !deciding {
+			return true
+		}
+	}
+	return false
+}
+
+// decidable reports whether a held trace's turn can be decided now that a
+// reading arrived: everything it names has.
+func (p *verdictProcessor) decidable(e *pending.Entry) bool {
+	return e.Turn != nil && e.Complete(&p.cfg.Rules)
+}
+
+// makeRoomLocked evicts the oldest traces while the store is full.
+func (p *verdictProcessor) makeRoomLocked(ds []decision, out *tally) []decision {
+	for p.held.Len() >= p.cfg.MaxPending {
+		if d, ok := p.evictLocked(p.held.OldestNotSending(), verdict.ForcedPendingLimit, dropPendingLimit, out); ok {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// mergeLocked adds one span's readings to its trace and reports whether
+// the trace changed.
+func (p *verdictProcessor) mergeLocked(e *pending.Entry, o *observation, now time.Time, out *tally) bool {
+	var drop string
+	switch o.kind {
+	case obsTurn:
+		drop = e.AddTurn(o.turn)
+		if drop == "" && e.Turn == o.turn {
+			e.TurnAt = now
+		}
+	case obsUnit:
+		drop = e.AddUnit(o.unit, &p.cfg.Rules)
+	case obsTake:
+		drop = e.AddTake(o.take)
+	default:
+		drop = dropTakeWithoutID
+	}
+	if drop != "" {
+		out.inc(&out.dropped, drop)
+		return false
+	}
+	e.LastAt = now
+	return true
+}
+
+// leaveMemoryLocked takes e out of memory; what is stored of it stays.
+func (p *verdictProcessor) leaveMemoryLocked(e *pending.Entry, out *tally) {
+	if e.Held() {
+		out.pendingDelta--
+	}
+	p.held.Evict(e)
+}
+
+// releaseLocked is done with e: out of memory and out of storage.
+func (p *verdictProcessor) releaseLocked(e *pending.Entry, out *tally) {
+	if e.Held() {
+		out.pendingDelta--
+	}
+	p.held.Release(e)
+}
+
+// evictLocked takes a held trace out of memory now, deciding it if its
+// turn has arrived (its stored form stays until its verdict is accepted),
+// or dropping it.
+func (p *verdictProcessor) evictLocked(e *pending.Entry, forced, drop string, out *tally) (decision, bool) {
+	switch {
+	case e.Delivery.Sending:
+		// Its sender settles it; here it only leaves memory.
+		p.leaveMemoryLocked(e, out)
+		p.inflight[e.ID]++
+		return decision{}, false
+	case e.Turn == nil:
+		p.releaseLocked(e, out)
+		out.inc(&out.dropped, drop)
+		return decision{}, false
+	}
+	d := p.decideLocked(e, p.forced(forced))
+	d.evicted = true
+	p.leaveMemoryLocked(e, out)
+	p.inflight[e.ID]++
+	return d, true
+}
+
+// landedLocked ends a verdict's flight outside the store.
+func (p *verdictProcessor) landedLocked(id pcommon.TraceID) {
+	if p.inflight[id] <= 1 {
+		delete(p.inflight, id)
+		return
+	}
+	p.inflight[id]--
+}

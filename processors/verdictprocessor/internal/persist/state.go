@@ -1,0 +1,343 @@
+// Package persist keeps the verdict processor's held traces and decided
+// trace IDs through a storage extension (file_storage), as collector
+// components keep their state: it owns the storage keys, the stored forms
+// (the codec), what changed since the last commit and the commit itself.
+// The processor never sees a key.
+//
+// It hears what changed from the pending store (State is a
+// pending.Changes). The one way a trace leaves storage is Released, which
+// the processor calls once the trace's verdict was accepted downstream or
+// the trace was dropped: an eviction from memory leaves what is stored
+// where it is, so a trace acknowledged to its sender is always either
+// stored or delivered (docs/decisions/0227-the-processor-in-layers.md).
+package persist
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
+)
+
+// Storage keys.
+const (
+	keyTrace   = 'q' // + 8-byte sequence number: a held trace (its ID is in the value)
+	keyDecided = 'd' // + 4-byte chunk number: decidedChunk decided trace IDs
+	keyMeta    = "m" // the decided ring's size, next slot and whether it is full
+)
+
+// decidedChunk is how many ring slots are stored under one key: the ring
+// fills in order, so a commit rewrites one or two chunks however many
+// turns it decided.
+const decidedChunk = 64
+
+// maxStoredRing bounds the decided ring's size a stored index may give (a
+// larger one is corrupt: decided_cache_size of this size would be 16 M IDs).
+const maxStoredRing = 1 << 24
+
+// traceKey is where a held trace is stored. Keys are numbered in the order
+// traces are first stored, so the traces of one moment share a few of
+// bbolt's pages: a commit writes those, not one page per trace.
+func traceKey(seq uint64) string {
+	var k [9]byte
+	k[0] = keyTrace
+	binary.BigEndian.PutUint64(k[1:], seq)
+	return string(k[:])
+}
+
+func chunkKey(n int) string {
+	var k [5]byte
+	k[0] = keyDecided
+	binary.BigEndian.PutUint32(k[1:], uint32(n))
+	return string(k[:])
+}
+
+// stored is what State knows of one stored trace.
+type stored struct {
+	key uint64
+	rs  []byte // its turn's resource as stored, encoded once
+}
+
+// State is the processor's stored state. It is used under the processor's
+// lock, except Write, which runs outside it.
+type State struct {
+	client storage.Client
+	ring   *idring.Ring[pcommon.TraceID]
+
+	keys    map[pcommon.TraceID]*stored
+	nextKey uint64
+	// changed holds the traces whose stored form must be written, by the
+	// entry they are held in (an entry evicted meanwhile is written all the
+	// same: its verdict may not be accepted yet).
+	changed   map[pcommon.TraceID]*pending.Entry
+	deletes   []uint64
+	ringDirty map[int]struct{}
+}
+
+var _ pending.Changes = (*State)(nil)
+
+// Restored is what a start read back.
+type Restored struct {
+	Traces []*pending.Entry
+	// Unreadable counts stored values that could not be read (dropped).
+	Unreadable int
+	// RingDiscarded: the decided ring's stored index was invalid.
+	RingDiscarded bool
+}
+
+// Open reads back what an earlier run stored through client into entries
+// and the decided ring (which it fills), and keeps client for the commits.
+func Open(ctx context.Context, client storage.Client, ring *idring.Ring[pcommon.TraceID]) (*State, Restored, error) {
+	s := &State{client: client, ring: ring, keys: map[pcommon.TraceID]*stored{}, nextKey: 1,
+		changed: map[pcommon.TraceID]*pending.Entry{}, ringDirty: map[int]struct{}{}}
+	walker, ok := client.(storage.Walker)
+	if !ok {
+		return nil, Restored{}, errors.New("the storage cannot list what it holds, so it cannot be restored from")
+	}
+	var (
+		out    Restored
+		meta   []byte
+		chunks = map[int][]byte{}
+	)
+	err := walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+		switch {
+		case len(key) == 9 && key[0] == keyTrace:
+			seq := binary.BigEndian.Uint64([]byte(key[1:]))
+			s.nextKey = max(s.nextKey, seq+1)
+			e := &pending.Entry{}
+			rs, err := decodeTrace(value, &e.Trace)
+			if err != nil || s.keys[e.ID] != nil {
+				if err != nil {
+					out.Unreadable++
+				}
+				return []*storage.Operation{storage.DeleteOperation(key)}, nil
+			}
+			s.keys[e.ID] = &stored{key: seq, rs: rs}
+			out.Traces = append(out.Traces, e)
+		case len(key) == 5 && key[0] == keyDecided:
+			chunks[int(binary.BigEndian.Uint32([]byte(key[1:])))] = append([]byte(nil), value...)
+		case key == keyMeta:
+			meta = append([]byte(nil), value...)
+		default:
+			// A key of another layout: not readable.
+			out.Unreadable++
+			return []*storage.Operation{storage.DeleteOperation(key)}, nil
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, out, fmt.Errorf("reading what is stored: %w", err)
+	}
+	out.RingDiscarded = s.restoreRing(meta, chunks)
+	return s, out, nil
+}
+
+// restoreRing rebuilds the ring of decided IDs, oldest first, into the
+// ring of the configured size (the newest kept when it is smaller now). It
+// reports whether a stored index was there but invalid.
+func (s *State) restoreRing(meta []byte, chunks map[int][]byte) bool {
+	d := decoder{b: meta}
+	size64, next64, full := d.uint(), d.uint(), d.bool()
+	if d.err != nil || size64 == 0 || size64 > maxStoredRing || next64 >= size64 {
+		for n := range chunks {
+			s.ringDirty[n] = struct{}{} // rewritten (or deleted) by the first commit
+		}
+		return len(chunks) > 0 || len(meta) > 0
+	}
+	size, next := int(size64), int(next64)
+	slot := func(i int) (pcommon.TraceID, bool) {
+		var id pcommon.TraceID
+		c := chunks[i/decidedChunk]
+		off := (i % decidedChunk) * len(id)
+		if off+len(id) > len(c) {
+			return id, false
+		}
+		copy(id[:], c[off:])
+		return id, !id.IsEmpty()
+	}
+	// Oldest first: from next to the end when the ring was full, then from
+	// the start to next. Added to the ring as they were, not marked
+	// changed: they are stored already.
+	visit := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, ok := chunks[i/decidedChunk]; !ok {
+				i += decidedChunk - i%decidedChunk - 1 // a chunk never stored: skip it
+				continue
+			}
+			if id, ok := slot(i); ok {
+				s.ring.Add(id)
+			}
+		}
+	}
+	if full {
+		visit(next, size)
+	}
+	visit(0, next)
+	if size == s.ring.Size() {
+		return false
+	}
+	// Another size: every chunk is rewritten, the ones beyond it deleted.
+	for n := range chunks {
+		s.ringDirty[n] = struct{}{}
+	}
+	for n := 0; n*decidedChunk < s.ring.Size(); n++ {
+		s.ringDirty[n] = struct{}{}
+	}
+	return false
+}
+
+// Changed marks a held trace's stored form to be written.
+func (s *State) Changed(e *pending.Entry) { s.changed[e.ID] = e }
+
+// Released forgets a trace: its stored form is deleted by the next commit.
+func (s *State) Released(id pcommon.TraceID) {
+	delete(s.changed, id)
+	if st, ok := s.keys[id]; ok {
+		s.deletes = append(s.deletes, st.key)
+		delete(s.keys, id)
+	}
+}
+
+// DecidedSlot marks the ring's chunk holding slot to be written.
+func (s *State) DecidedSlot(slot int) { s.ringDirty[slot/decidedChunk] = struct{}{} }
+
+// Batch is one commit's operations and what they stored, for Failed to
+// mark again.
+type Batch struct {
+	ops     []*storage.Operation
+	written []*pending.Entry
+	deletes []uint64
+	chunks  []int
+}
+
+// Empty reports whether there is nothing to commit.
+func (b *Batch) Empty() bool { return b == nil || len(b.ops) == 0 }
+
+// Len is the number of operations.
+func (b *Batch) Len() int { return len(b.ops) }
+
+// Prepare takes every change marked since the last commit as one batch.
+// Under the processor's lock.
+func (s *State) Prepare() *Batch {
+	if len(s.changed) == 0 && len(s.deletes) == 0 && len(s.ringDirty) == 0 {
+		return nil
+	}
+	b := &Batch{ops: make([]*storage.Operation, 0, len(s.changed)+len(s.deletes)+len(s.ringDirty)+1)}
+	for id, e := range s.changed {
+		st, ok := s.keys[id]
+		if !ok {
+			st = &stored{key: s.nextKey}
+			s.nextKey++
+			s.keys[id] = st
+		}
+		if st.rs == nil && e.Turn != nil {
+			st.rs = encodeResource(e.Turn.Resource)
+		}
+		b.ops = append(b.ops, storage.SetOperation(traceKey(st.key), encodeTrace(nil, &e.Trace, st.rs)))
+		b.written = append(b.written, e)
+	}
+	clear(s.changed)
+	b.deletes, s.deletes = s.deletes, nil
+	for _, k := range b.deletes {
+		b.ops = append(b.ops, storage.DeleteOperation(traceKey(k)))
+	}
+	s.prepareRing(b)
+	return b
+}
+
+func (s *State) prepareRing(b *Batch) {
+	if len(s.ringDirty) == 0 {
+		return
+	}
+	chunks := (s.ring.Size() + decidedChunk - 1) / decidedChunk
+	for n := range s.ringDirty {
+		b.chunks = append(b.chunks, n)
+		if n >= chunks {
+			b.ops = append(b.ops, storage.DeleteOperation(chunkKey(n)))
+			continue
+		}
+		lo, hi := n*decidedChunk, min((n+1)*decidedChunk, s.ring.Size())
+		v := make([]byte, 0, (hi-lo)*len(pcommon.TraceID{}))
+		for _, id := range s.ring.Slots()[lo:hi] {
+			v = append(v, id[:]...)
+		}
+		b.ops = append(b.ops, storage.SetOperation(chunkKey(n), v))
+	}
+	e := encoder{}
+	e.uint(uint64(s.ring.Size()))
+	e.uint(uint64(s.ring.Next()))
+	e.bool(s.ring.Full())
+	b.ops = append(b.ops, storage.SetOperation(keyMeta, e.b))
+	clear(s.ringDirty)
+}
+
+// Write commits a batch in one transaction. Outside the processor's lock.
+func (s *State) Write(ctx context.Context, b *Batch) error {
+	if b.Empty() {
+		return nil
+	}
+	return s.client.Batch(ctx, b.ops...)
+}
+
+// Failed marks a batch that could not be written to be written again: the
+// next commit stores the state as it is then. A trace released since is
+// not written again. Under the processor's lock.
+func (s *State) Failed(b *Batch) {
+	for _, e := range b.written {
+		if _, ok := s.keys[e.ID]; ok {
+			if _, again := s.changed[e.ID]; !again {
+				s.changed[e.ID] = e
+			}
+		}
+	}
+	s.deletes = append(s.deletes, b.deletes...)
+	for _, n := range b.chunks {
+		s.ringDirty[n] = struct{}{}
+	}
+}
+
+// Close closes the storage client.
+func (s *State) Close(ctx context.Context) error { return s.client.Close(ctx) }
+
+// Contents is what storage holds, read back as it is: for tests and
+// diagnostics.
+type Contents struct {
+	Traces  []pcommon.TraceID
+	Decided []pcommon.TraceID // the ring's slots as stored, in slot order
+}
+
+// Contents reads what is stored now.
+func (s *State) Contents(ctx context.Context) (Contents, error) {
+	var c Contents
+	chunks := map[int][]byte{}
+	err := s.client.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+		switch {
+		case len(key) == 9 && key[0] == keyTrace:
+			var t pending.Entry
+			if _, err := decodeTrace(value, &t.Trace); err == nil {
+				c.Traces = append(c.Traces, t.ID)
+			}
+		case len(key) == 5 && key[0] == keyDecided:
+			chunks[int(binary.BigEndian.Uint32([]byte(key[1:])))] = append([]byte(nil), value...)
+		}
+		return nil, nil
+	})
+	for n := 0; len(chunks) > 0; n++ {
+		b, ok := chunks[n]
+		if !ok {
+			break
+		}
+		delete(chunks, n)
+		for len(b) >= 16 {
+			c.Decided = append(c.Decided, pcommon.TraceID(b[:16]))
+			b = b[16:]
+		}
+	}
+	return c, err
+}

@@ -1,0 +1,75 @@
+package verdictprocessor
+
+import (
+	"context"
+	"time"
+
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
+	"github.com/percause/percause/verdict"
+)
+
+// sweep decides the turns whose wait (or decision window) is over, sends
+// again the verdicts refused earlier, and drops what aged out.
+func (p *verdictProcessor) sweep(ctx context.Context) {
+	now := p.now()
+	var out tally
+	var ds []decision
+	p.mu.Lock()
+	// More held than max_pending (restored under a smaller limit): the
+	// oldest are decided now, and stay held until their verdict is accepted.
+	surplus := p.held.Len() - p.cfg.MaxPending
+	p.held.Each(func(e *pending.Entry) {
+		if e.Delivery.Sending || now.Before(e.Delivery.RetryAt) {
+			return
+		}
+		if surplus > 0 && e.Turn != nil && e.Delivery.Refusals == 0 {
+			surplus--
+			ds = append(ds, p.decideLocked(e, p.forced(verdict.ForcedPendingLimit)))
+			return
+		}
+		if d, ok := p.sweepOneLocked(e, now, &out); ok {
+			ds = append(ds, d)
+		}
+	})
+	c, queued := p.cycles.queueLocked(ds)
+	p.mu.Unlock()
+	p.tel.record(ctx, &out)
+	switch {
+	case queued:
+		_ = p.cycles.await(ctx, c)
+	case len(ds) > 0:
+		_ = p.sendNow(ctx, ds)
+	case p.state != nil && out.pendingDelta != 0:
+		p.cycles.poke()
+	}
+}
+
+// sweepOneLocked decides one held trace whose time has come, or drops it
+// when it aged out without its turn.
+func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *tally) (decision, bool) {
+	aged := now.Sub(e.Created) >= p.cfg.MaxAge
+	switch {
+	case e.Turn == nil:
+		if aged {
+			p.releaseLocked(e, out)
+			out.inc(&out.dropped, dropNoTurn)
+		}
+		return decision{}, false
+	case e.Delivery.Refusals > 0:
+		return p.decideLocked(e, e.Delivery.Forced), true
+	case p.decidable(e) || p.settled(e, now):
+		return p.decideLocked(e, verdict.Forced{}), true
+	case now.Sub(e.TurnAt) >= p.cfg.Wait:
+		return p.decideLocked(e, p.forced(verdict.ForcedWait)), true
+	case aged:
+		return p.decideLocked(e, p.forced(verdict.ForcedMaxAge)), true
+	}
+	return decision{}, false
+}
+
+// settled reports whether a turn that does not say how many units it read
+// can be decided: every take its underruns name has arrived and nothing of
+// its trace has arrived for the decision window.
+func (p *verdictProcessor) settled(e *pending.Entry, now time.Time) bool {
+	return e.Turn != nil && !e.Sized() && !e.WaitsForTake(&p.cfg.Rules) && now.Sub(e.LastAt) >= p.cfg.DecisionWait
+}

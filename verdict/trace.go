@@ -1,0 +1,158 @@
+package verdict
+
+import (
+	"slices"
+	"sort"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Trace is everything the rules read of one trace: the readings of its
+// voice.turn, voice.unit and tts.take spans, gathered as they arrive, in
+// any order and over any number of batches. It holds readings, never
+// spans.
+type Trace struct {
+	ID   pcommon.TraceID
+	Turn *Turn
+	// ExtraTurns counts further voice.turn spans (other span IDs) in the
+	// trace: bad input, reported as such.
+	ExtraTurns int
+	// UnitSpans is every voice.unit that arrived (to count them and to
+	// recognise a duplicate); Units keeps the readings of only those a rule
+	// can fire on (an underrun, a late lead, bad input), which keeps a
+	// held turn small.
+	UnitSpans []pcommon.SpanID
+	Units     []Unit
+	Takes     []Take
+}
+
+// Why a span's readings were not added to a trace (the reason attribute
+// of the processor's dropped counter).
+const (
+	DropDuplicateSpan = "duplicate_span" // the same span twice in a trace
+	DropDuplicateTake = "duplicate_take" // a second tts.take span with the same take id
+	DropUnitLimit     = "unit_limit"     // more units or takes than a turn can hold
+)
+
+// AddTurn adds a voice.turn span's readings. It returns "" when the trace
+// changed, else why not (a drop reason).
+func (t *Trace) AddTurn(r *Turn) string {
+	switch {
+	case t.Turn == nil:
+		if t.HasSpan(r.SpanID) {
+			return DropDuplicateSpan
+		}
+		t.Turn = r
+	case t.Turn.SpanID == r.SpanID:
+		return DropDuplicateSpan
+	default:
+		t.ExtraTurns++
+	}
+	return ""
+}
+
+// AddUnit adds a voice.unit span's readings, keeping them only when a rule
+// reads the unit (c's thresholds say which).
+func (t *Trace) AddUnit(u Unit, c *Rules) string {
+	if t.HasSpan(u.SpanID) {
+		return DropDuplicateSpan
+	}
+	if len(t.UnitSpans) >= MaxUnits {
+		return DropUnitLimit
+	}
+	t.UnitSpans = append(t.UnitSpans, u.SpanID)
+	if keepUnit(&u, c) {
+		t.Units = append(t.Units, u)
+	}
+	return ""
+}
+
+// AddTake adds a tts.take span's readings.
+func (t *Trace) AddTake(k Take) string {
+	if t.HasSpan(k.SpanID) {
+		return DropDuplicateSpan
+	}
+	if _, ok := t.Take(k.ID); ok {
+		return DropDuplicateTake
+	}
+	if len(t.Takes) >= MaxUnits {
+		return DropUnitLimit
+	}
+	t.Takes = append(t.Takes, k)
+	return ""
+}
+
+// Take finds the take with the given id.
+func (t *Trace) Take(id string) (Take, bool) {
+	for _, k := range t.Takes {
+		if k.ID == id {
+			return k, true
+		}
+	}
+	return Take{}, false
+}
+
+// HasSpan reports whether a span of the trace with this ID has arrived.
+func (t *Trace) HasSpan(id pcommon.SpanID) bool {
+	if t.Turn != nil && t.Turn.SpanID == id {
+		return true
+	}
+	if slices.Contains(t.UnitSpans, id) {
+		return true
+	}
+	for i := range t.Takes {
+		if t.Takes[i].SpanID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// MissingTakes lists, sorted, the takes the rules read (the takes of the
+// units that underran) that have not arrived.
+func (t *Trace) MissingTakes(c *Rules) []string {
+	var out []string
+	for i := range t.Units {
+		u := &t.Units[i]
+		if !needsTake(u, c) {
+			continue
+		}
+		if _, ok := t.Take(u.TakeID); !ok && !slices.Contains(out, u.TakeID) {
+			out = append(out, u.TakeID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WaitsForTake reports whether a take the rules read has not arrived
+// (what MissingTakes lists, without listing it: asked of every held turn
+// on every request and sweep).
+func (t *Trace) WaitsForTake(c *Rules) bool {
+	for i := range t.Units {
+		if u := &t.Units[i]; needsTake(u, c) {
+			if _, ok := t.Take(u.TakeID); !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Sized reports whether the turn says how many units it read.
+func (t *Trace) Sized() bool { return t.Turn != nil && t.Turn.Units >= 0 }
+
+// UnitsArrived reports whether every unit the turn says it read has
+// arrived (false for a turn that does not say).
+func (t *Trace) UnitsArrived() bool {
+	return t.Sized() && int64(len(t.UnitSpans)) >= t.Turn.Units
+}
+
+// Complete reports whether the turn can be decided the moment its last
+// reading arrives: its voice.turn has arrived, it says how many units it
+// read and all of them have arrived, and every take an underrun is read
+// against has arrived. (Whether its launch's previous turn is known is
+// the holder's to ask: see NeedsEarlier.)
+func (t *Trace) Complete(c *Rules) bool {
+	return t.UnitsArrived() && !t.WaitsForTake(c)
+}
