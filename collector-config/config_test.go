@@ -90,6 +90,11 @@ func TestValidate(t *testing.T) {
 		run{name: "gateway.yaml without TLS", args: []string{"--config", "gateway.yaml"}, env: []string{token}, fail: "certificate and key"},
 		run{name: "gateway.yaml with a certificate that does not exist", args: []string{"--config", "gateway.yaml"}, env: missingTLS,
 			fail: "cert_file: open " + filepath.Join(dir, "none.crt")},
+		// file_storage's fsync is a setting: on is a valid configuration,
+		// and a value that is not a boolean is refused, not ignored.
+		run{name: "local.yaml with fsync on", args: []string{"--config", "local.yaml"}, env: []string{"PERCAUSE_FSYNC=true"}},
+		run{name: "local.yaml with a bad fsync", args: []string{"--config", "local.yaml"},
+			env: []string{"PERCAUSE_FSYNC=sometimes"}, fail: "'fsync' expected type 'bool'"},
 		run{name: "local.yaml with a bad verdict wait", args: []string{"--config", "local.yaml"},
 			env: []string{"PERCAUSE_VERDICT_WAIT=0s"}, fail: "wait must be positive"},
 		run{name: "local.yaml with a decision window past the wait", args: []string{"--config", "local.yaml"},
