@@ -97,7 +97,7 @@ func lockDataFolder(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("the data folder %s is in use by %s: one collector per data folder; stop that one, or give this one a folder of its own (file_storage's directory, PERCAUSE_DATA_DIR in the shipped configurations)", dir, holder)
 	}
 	me := fmt.Sprintf("percause pid %d (started %s)\n", os.Getpid(), time.Now().Format(time.RFC3339))
-	if err := f.Truncate(0); err == nil {
+	if err = f.Truncate(0); err == nil {
 		_, err = f.WriteAt([]byte(me), 0)
 	}
 	if err != nil {
