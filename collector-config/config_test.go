@@ -47,6 +47,9 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := "PERCAUSE_OTLP_TOKEN=test-token"
+	// What docker-compose.yml sets beside the token: the stack's Prometheus
+	// endpoint is reached by its own network only.
+	composeAllows := "PERCAUSE_ALLOW_UNAUTHENTICATED=prometheus"
 	// percause's validate reads the gateway's certificate and key: they
 	// must exist and load as a pair.
 	dir := t.TempDir()
@@ -68,18 +71,30 @@ func TestValidate(t *testing.T) {
 			runs = append(runs, run{name: f, args: []string{"--config", "local.yaml", "--config", f}})
 			continue
 		}
-		runs = append(runs, run{name: f, args: []string{"--config", f}, env: append([]string{token}, tlsFiles...)})
+		env := append([]string{token}, tlsFiles...)
+		if f == "compose.yaml" {
+			env = append(env, composeAllows)
+		}
+		runs = append(runs, run{name: f, args: []string{"--config", f}, env: env})
 	}
 	runs = append(runs,
 		run{name: "embedded default", args: nil},
 		run{name: "compose.yaml with remote write", args: []string{"--config", "compose.yaml"},
-			env: []string{token, "PERCAUSE_METRICS_EXPORTERS=[prometheus, prometheusremotewrite]"}},
-		// The checks are real: a compose collector without its token fails.
-		run{name: "compose.yaml without a token", args: []string{"--config", "compose.yaml"}, fail: "no bearer token"},
+			env: []string{token, composeAllows, "PERCAUSE_METRICS_EXPORTERS=[prometheus, prometheusremotewrite]"}},
+		// The checks are real: a compose collector without its token fails,
+		// and so does one whose Prometheus endpoint is not allowed.
+		run{name: "compose.yaml without a token", args: []string{"--config", "compose.yaml"}, env: []string{composeAllows}, fail: "no bearer token"},
+		run{name: "compose.yaml without allowing its Prometheus endpoint", args: []string{"--config", "compose.yaml"}, env: []string{token},
+			fail: `exporters::prometheus listens on "0.0.0.0:9464", beyond loopback, without an authenticator`},
 		run{name: "gateway.yaml without a token", args: []string{"--config", "gateway.yaml"}, env: tlsFiles, fail: "no bearer token"},
 		run{name: "gateway.yaml without TLS", args: []string{"--config", "gateway.yaml"}, env: []string{token}, fail: "certificate and key"},
 		run{name: "gateway.yaml with a certificate that does not exist", args: []string{"--config", "gateway.yaml"}, env: missingTLS,
 			fail: "cert_file: open " + filepath.Join(dir, "none.crt")},
+		// file_storage's fsync is a setting: on is a valid configuration,
+		// and a value that is not a boolean is refused, not ignored.
+		run{name: "local.yaml with fsync on", args: []string{"--config", "local.yaml"}, env: []string{"PERCAUSE_FSYNC=true"}},
+		run{name: "local.yaml with a bad fsync", args: []string{"--config", "local.yaml"},
+			env: []string{"PERCAUSE_FSYNC=sometimes"}, fail: "'fsync' expected type 'bool'"},
 		run{name: "local.yaml with a bad verdict wait", args: []string{"--config", "local.yaml"},
 			env: []string{"PERCAUSE_VERDICT_WAIT=0s"}, fail: "wait must be positive"},
 		run{name: "local.yaml with a decision window past the wait", args: []string{"--config", "local.yaml"},

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,8 @@ func (bearer) RequireTransportSecurity() bool { return true }
 // exports to it the way an agent does: OTLP/gRPC with a bearer token. Over
 // TLS with the token it is accepted; without the token it is refused; and a
 // plaintext connection (what agent.yaml once configured) cannot carry the
-// token at all.
+// token at all. Its Prometheus endpoint answers a scrape only with the
+// token.
 func TestGatewayTokenOverTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary")
@@ -57,7 +59,7 @@ func TestGatewayTokenOverTLS(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t, dir, gatewayTLSName)
 	const token = "gateway-test-token"
 	grpcAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	testenv.StartCollector(t,
+	col := testenv.StartCollector(t,
 		testenv.WithCollectorConfig(filepath.Join(testenv.RepoRoot(), "collector-config", "gateway.yaml")),
 		testenv.WithCollectorEnv("PERCAUSE_OTLP_TOKEN", token),
 		testenv.WithCollectorEnv("PERCAUSE_TLS_CERT_FILE", certFile),
@@ -100,6 +102,31 @@ func TestGatewayTokenOverTLS(t *testing.T) {
 	err := export(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(bearer(token)))
 	if err == nil || !strings.Contains(err.Error(), "transport") {
 		t.Errorf("a token over plaintext: %v, want the client to refuse (gRPC sends tokens over a secure transport only)", err)
+	}
+
+	// Prometheus scrapes the verdict counters with the same token.
+	scrape := func(authorization string) int {
+		req, err := http.NewRequest(http.MethodGet, col.PromURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, a := range []string{"", "Bearer wrong-token"} {
+		if code := scrape(a); code != http.StatusUnauthorized {
+			t.Errorf("scrape with Authorization %q: %d, want 401", a, code)
+		}
+	}
+	if code := scrape("Bearer " + token); code != http.StatusOK {
+		t.Errorf("scrape with the token: %d, want 200", code)
 	}
 }
 

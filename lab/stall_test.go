@@ -1,7 +1,10 @@
 package lab
 
 import (
+	"os"
+	"os/exec"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -29,12 +32,52 @@ func TestWatchdogLongest(t *testing.T) {
 	}
 }
 
-// The watchdog starts and stops cleanly (a real pause of the process cannot
-// be ordered from inside it).
+// TestWatchdogStops: while it runs, the watchdog records a real pause of
+// the process (stopped and continued from outside, by a child's SIGSTOP and
+// SIGCONT); once closed, its goroutine has ended and a second pause is
+// recorded by nothing.
 func TestWatchdogStops(t *testing.T) {
+	const stopped = 200 * time.Millisecond // 10 times what the watchdog calls a pause
 	w := startWatchdog()
-	time.Sleep(30 * time.Millisecond)
+	pauseProcess(t, stopped)
+	// The pause is seen at the first tick after the process continues.
+	var before int
+	for deadline := time.Now().Add(2 * time.Second); before == 0 && time.Now().Before(deadline); time.Sleep(watchTick) {
+		before = len(pausesOf(w))
+	}
+	if before == 0 {
+		w.close()
+		t.Fatalf("the process was stopped for %s and the watchdog recorded no pause: it was not watching", stopped)
+	}
 	w.close()
+	select {
+	case <-w.done:
+	default:
+		t.Fatal("close returned while the watchdog's goroutine still runs")
+	}
+	pauseProcess(t, stopped)
+	time.Sleep(20 * watchTick) // ticks enough for a watchdog still running to record it
+	if after := pausesOf(w); len(after) != before {
+		t.Errorf("after close the watchdog recorded %d more pauses (%v): it did not stop", len(after)-before, after[before:])
+	}
+}
+
+// pauseProcess stops this process for d and continues it, from a child
+// shell: a pause ordered from outside, as another program holding the
+// machine's cores would cause.
+func pauseProcess(t *testing.T, d time.Duration) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `kill -STOP "$1" && sleep "$2"; kill -CONT "$1"`,
+		"sh", strconv.Itoa(os.Getpid()), strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("stopping and continuing the test process: %v\n%s", err, out)
+	}
+}
+
+func pausesOf(w *watchdog) []pause {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]pause(nil), w.pauses...)
 }
 
 func TestRetryOnlyDisturbedMismatches(t *testing.T) {

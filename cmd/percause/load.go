@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/internal/load"
 )
 
@@ -42,10 +43,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Probe, "probe", 100, "turns sent after the run and timed until counted (0: none)")
 	fs.DurationVar(&o.Timeout, "timeout", 60*time.Second, "how long the counts may take to be exact")
 	compare := fs.Bool("compare", false, "start the default collector and a stock pass-through (OTLP → batch → debug) and compare their CPU per span on the same turns")
-	rounds := fs.Int("rounds", 10, "with --compare: rounds alternating which collector goes first")
+	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync off and on (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
+	rounds := fs.Int("rounds", 10, "with --compare or --compare-fsync: rounds alternating which collector goes first")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare] [--json]")
+		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare | --compare-fsync] [--json]")
 		fmt.Fprintln(stderr, "Sends realistic voice turns (a voice.turn with its units from the phone, the takes from the engine, in")
 		fmt.Fprintln(stderr, "separate requests in either order, each built to fire one known cause), retries what is refused, and")
 		fmt.Fprintln(stderr, "checks percause_turns_total by cause on the Prometheus endpoint exactly. Exits 1 if a count differs.")
@@ -59,8 +61,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.Turns <= 0 || o.Installations <= 0 || o.Concurrency <= 0 || o.RelaunchEvery < 0 || o.Probe < 0 || o.Rate < 0 || *rounds <= 0:
 		fmt.Fprintln(stderr, "load: --turns, --installations, --concurrency and --rounds must be positive; --relaunch-every, --probe and --rate not negative")
 		return 2
-	case *compare && *otlp != "":
-		fmt.Fprintln(stderr, "load: --compare starts its own collectors; leave out --otlp")
+	case (*compare || *compareFsync) && *otlp != "":
+		fmt.Fprintln(stderr, "load: --compare and --compare-fsync start their own collectors; leave out --otlp")
+		return 2
+	case *compare && *compareFsync:
+		fmt.Fprintln(stderr, "load: --compare or --compare-fsync, not both")
 		return 2
 	case *otlp == "" && (t.PromURL != "" || t.Pid != 0):
 		fmt.Fprintln(stderr, "load: --prom and --pid describe the collector given with --otlp")
@@ -82,11 +87,48 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "load: finding this binary to start a collector: %v\n", err)
 			return 1
 		}
-		if def, err = load.StartCollector(ctx, self, "default", dir+"/default", nil); err != nil {
+		name, env := "default", []string(nil)
+		if *compareFsync {
+			name, env = "fsync-off", []string{collectorconfig.EnvFsync + "=false"}
+		}
+		if def, err = load.StartCollector(ctx, self, name, dir+"/"+name, nil, env...); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
 		defer def.Stop()
+	}
+
+	if *compareFsync {
+		on, err := load.StartCollector(ctx, self, "fsync-on", dir+"/fsync-on", nil, collectorconfig.EnvFsync+"=true")
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		defer on.Stop()
+		sides, turns, err := load.SideBySide(ctx, []*load.Collector{def, on}, o, *rounds)
+		if err != nil {
+			fmt.Fprintf(stderr, "load: %v\n", err)
+			return 1
+		}
+		if *asJSON {
+			_ = json.NewEncoder(stdout).Encode(map[string]any{"turns": turns, "concurrency": o.Concurrency, "sides": sides})
+		} else {
+			fmt.Fprintf(stdout, "%d turns to each, %d in flight, in %d rounds alternating which goes first (file_storage fsync off, then on)\n", turns, o.Concurrency, *rounds)
+			fmt.Fprintf(stdout, "  %-10s %12s %15s %15s %8s %8s %6s\n", "", "CPU-µs/span", "request p50 ms", "request p99 ms", "turns/s", "refused", "exact")
+			for _, sd := range sides {
+				fmt.Fprintf(stdout, "  %-10s %12.2f %15.2f %15.2f %8.0f %8d %6s\n", sd.Name, sd.CPUPerSpan, sd.RequestP50Ms, sd.RequestP99Ms, sd.TurnsPerSec, sd.Refused, yesNo(sd.Exact))
+			}
+			if off, on := sides[0], sides[1]; off.CPUPerSpan > 0 && off.RequestP50Ms > 0 && off.RequestP99Ms > 0 && off.TurnsPerSec > 0 {
+				fmt.Fprintf(stdout, "  %-10s %12.2f %15.2f %15.2f %8.2f\n", "on/off", on.CPUPerSpan/off.CPUPerSpan,
+					on.RequestP50Ms/off.RequestP50Ms, on.RequestP99Ms/off.RequestP99Ms, on.TurnsPerSec/off.TurnsPerSec)
+			}
+		}
+		for _, sd := range sides {
+			if !sd.Exact {
+				return 1
+			}
+		}
+		return 0
 	}
 
 	if *compare {
@@ -113,6 +155,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  default (embedded local.yaml)         %6.2f CPU-µs per span\n", cmp.DefaultCPUPerSp)
 			fmt.Fprintf(stdout, "  stock pass-through (batch → debug)    %6.2f CPU-µs per span\n", cmp.PassCPUPerSpan)
 			fmt.Fprintf(stdout, "  ratio                                 %6.2f\n", cmp.Ratio)
+			fmt.Fprintf(stdout, "  request p99: default %.2f ms, pass-through %.2f ms\n", cmp.DefaultP99Ms, cmp.PassP99Ms)
 			fmt.Fprintf(stdout, "  default counted every turn exactly:   %v\n", yesNo(cmp.Exact))
 			for _, d := range cmp.Differences {
 				fmt.Fprintf(stdout, "    %s\n", d)
@@ -163,6 +206,7 @@ func printReport(w io.Writer, r load.Report) {
 			fmt.Fprintf(w, "    %s\n", d)
 		}
 	}
+	fmt.Fprintf(w, "  request latency (send to 2xx): p50 %.2f ms, p99 %.2f ms\n", r.RequestP50Ms, r.RequestP99Ms)
 	if r.CPUPerSpan > 0 {
 		fmt.Fprintf(w, "  collector CPU %.2f µs per span; RSS %d MiB (peak %d MiB)\n", r.CPUPerSpan, r.RSS>>20, r.PeakRSS>>20)
 	}

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
@@ -374,20 +375,61 @@ func TestPageSurvivesARestart(t *testing.T) {
 }
 
 // TestPageBehindAToken: with http.auth naming bearertokenauth, the page
-// answers 401 without the token or with a wrong one, and the page with it.
+// answers 401 without the token or with a wrong one, each with a
+// WWW-Authenticate: Bearer challenge and counted in the exporter's
+// telemetry, and the page with it.
 func TestPageBehindAToken(t *testing.T) {
 	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
 	sc := cfg.HTTP.Get()
 	sc.NetAddr.Endpoint = "127.0.0.1:0"
 	sc.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: tokenID}})
-	e := startWith(t, cfg, newHost(t).withToken(t, "right-token"), &clock{testNow})
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := settings()
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	e, err := newExporter(set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(context.Background(), newHost(t).withToken(t, "right-token")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 	base := "http://" + e.addr + "/"
-	for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong-token"}, {"Authorization", "right-token"}} {
-		if code, _, _ := get(t, base, hdr...); code != http.StatusUnauthorized {
+	refused := [][]string{nil, {"Authorization", "Bearer wrong-token"}, {"Authorization", "right-token"}}
+	for _, hdr := range refused {
+		code, _, h := get(t, base, hdr...)
+		if code != http.StatusUnauthorized {
 			t.Errorf("GET / with %v = %d, want 401", hdr, code)
 		}
+		if c := h.Get("WWW-Authenticate"); !strings.HasPrefix(c, "Bearer ") {
+			t.Errorf("GET / with %v: WWW-Authenticate %q, want a Bearer challenge", hdr, c)
+		}
 	}
-	if code, body, _ := get(t, base, "Authorization", "Bearer right-token"); code != http.StatusOK || !strings.Contains(body, PageTitle) {
+	code, body, h := get(t, base, "Authorization", "Bearer right-token")
+	if code != http.StatusOK || !strings.Contains(body, PageTitle) {
 		t.Errorf("GET / with the token = %d", code)
+	}
+	if c := h.Get("WWW-Authenticate"); c != "" {
+		t.Errorf("the page served with the token carries WWW-Authenticate %q", c)
+	}
+	counted := func(name string) int64 {
+		m, err := tel.GetMetric(name)
+		if err != nil {
+			return 0 // never recorded
+		}
+		var n int64
+		if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
+			for _, dp := range sum.DataPoints {
+				n += dp.Value
+			}
+		}
+		return n
+	}
+	if n := counted("otelcol_exporter_verdicts_page_unauthorized"); n != int64(len(refused)) {
+		t.Errorf("otelcol_exporter_verdicts_page_unauthorized = %d, want %d", n, len(refused))
+	}
+	if n := counted("otelcol_exporter_verdicts_page_refused"); n != 0 {
+		t.Errorf("otelcol_exporter_verdicts_page_refused = %d, want 0: a refused token is counted as unauthorized only", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.uber.org/zap"
 
 	"github.com/percause/percause/internal/verdictpage"
@@ -28,7 +29,8 @@ func (e *verdictExporter) startServer(ctx context.Context, host component.Host) 
 	if err != nil {
 		return err
 	}
-	srv, err := sc.ToServer(ctx, host.GetExtensions(), e.telset, http.HandlerFunc(e.servePage))
+	srv, err := sc.ToServer(ctx, host.GetExtensions(), e.telset, http.HandlerFunc(e.servePage),
+		confighttp.WithErrorHandler(e.serverError))
 	if err != nil {
 		ln.Close()
 		return err
@@ -42,6 +44,22 @@ func (e *verdictExporter) startServer(ctx context.Context, host component.Host) 
 		}
 	}()
 	return nil
+}
+
+// bearerChallenge is the WWW-Authenticate of a 401 (RFC 6750): the
+// authenticator the page names is bearertokenauth.
+const bearerChallenge = `Bearer realm="percause verdicts"`
+
+// serverError answers what the collector's HTTP server refuses before the
+// page sees the request. The authenticator's 401 gets the Bearer challenge
+// a client needs to know what to send, and is counted: a refused token is
+// someone at the door.
+func (e *verdictExporter) serverError(w http.ResponseWriter, r *http.Request, msg string, code int) {
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", bearerChallenge)
+		e.tel.ExporterVerdictsPageUnauthorized.Add(r.Context(), 1)
+	}
+	http.Error(w, msg, code)
 }
 
 // servePage answers GET / with the page for the query's range and

@@ -44,7 +44,9 @@ func components() (otelcol.Factories, error) {
 	factories.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](
 		bearertokenauthextension.NewFactory(),
 		healthcheckextension.NewFactory(),
-		filestorage.NewFactory(),
+		// file_storage with its directory locked by the collector using it
+		// (datalock.go).
+		lockedFileStorageFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err

@@ -35,8 +35,13 @@ func Settings(version string, configURIs ...string) otelcol.CollectorSettings {
 					fileprovider.NewFactory(),
 					yamlprovider.NewFactory(),
 				},
+				// A listener beyond loopback without an authenticator is
+				// refused wherever the configuration is resolved: at start
+				// and by validate (exposed.go).
+				ConverterFactories: []confmap.ConverterFactory{newExposureCheckFactory()},
 			},
 		},
+		ConverterModules: []string{"github.com/percause/percause/internal/distro (exposure check)"},
 	}
 }
 

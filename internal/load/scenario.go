@@ -48,6 +48,8 @@ type Report struct {
 	Differences   []string           `json:"differences,omitempty"`
 	Series        int                `json:"turns_series"`
 	CPUPerSpan    float64            `json:"cpu_us_per_span,omitempty"`
+	RequestP50Ms  float64            `json:"request_p50_ms"`
+	RequestP99Ms  float64            `json:"request_p99_ms"`
 	RSS           int64              `json:"rss_bytes,omitempty"`
 	PeakRSS       int64              `json:"peak_rss_bytes,omitempty"`
 	ProbeTurns    int                `json:"probe_turns,omitempty"`
@@ -83,6 +85,8 @@ func Drive(ctx context.Context, t Target, o Options) (Report, error) {
 	for i := range f.launches {
 		r.Launches += f.launches[i] + 1
 	}
+	lat := s.Latencies()
+	r.RequestP50Ms, r.RequestP99Ms = ms(Percentile(lat, 50)), ms(Percentile(lat, 99))
 	if err != nil {
 		return r, err
 	}
@@ -148,6 +152,8 @@ type Comparison struct {
 	DefaultCPUPerSp float64  `json:"default_cpu_us_per_span"`
 	PassCPUPerSpan  float64  `json:"passthrough_cpu_us_per_span"`
 	Ratio           float64  `json:"ratio"`
+	DefaultP99Ms    float64  `json:"default_request_p99_ms"`
+	PassP99Ms       float64  `json:"passthrough_request_p99_ms"`
 	Exact           bool     `json:"default_counted_exactly"`
 	Differences     []string `json:"differences,omitempty"`
 }
@@ -158,14 +164,57 @@ type Comparison struct {
 // read from /proc; the generator's is its own.
 func Compare(ctx context.Context, def, pass *Collector, o Options, rounds int) (Comparison, error) {
 	var cmp Comparison
-	rounds = max(rounds, 1)
-	f := NewFleet(o.Installations, o.RelaunchEvery, o.Seed)
-	sd, sp := NewSender(def.TracesURL, o.Concurrency), NewSender(pass.TracesURL, o.Concurrency)
-	base, err := Turns(ctx, def.PromURL)
+	uncounted := *pass
+	uncounted.PromURL = "" // the pass-through counts nothing
+	sides, turns, err := SideBySide(ctx, []*Collector{def, &uncounted}, o, rounds)
 	if err != nil {
 		return cmp, err
 	}
-	var cpuDef, cpuPass time.Duration
+	d, p := sides[0], sides[1]
+	cmp.Turns, cmp.Spans = turns, d.Spans
+	cmp.DefaultCPUPerSp, cmp.PassCPUPerSpan = d.CPUPerSpan, p.CPUPerSpan
+	if cmp.PassCPUPerSpan > 0 {
+		cmp.Ratio = cmp.DefaultCPUPerSp / cmp.PassCPUPerSpan
+	}
+	cmp.DefaultP99Ms, cmp.PassP99Ms = d.RequestP99Ms, p.RequestP99Ms
+	cmp.Exact, cmp.Differences = d.Exact, d.Differences
+	return cmp, nil
+}
+
+// Side is what one collector of a side-by-side run measured.
+type Side struct {
+	Name         string   `json:"name"`
+	Spans        int64    `json:"spans"`
+	CPUPerSpan   float64  `json:"cpu_us_per_span"`
+	RequestP50Ms float64  `json:"request_p50_ms"`
+	RequestP99Ms float64  `json:"request_p99_ms"`
+	TurnsPerSec  float64  `json:"turns_per_second"` // over the time its rounds took to send
+	Refused      int64    `json:"refused"`
+	Exact        bool     `json:"counted_exactly"` // with a PromURL
+	Differences  []string `json:"differences,omitempty"`
+}
+
+// SideBySide sends the same turns to each collector, in rounds that rotate
+// which goes first, one collector at a time, and reports each one's CPU per
+// span (its own, read from /proc, from the round's first request until its
+// exporters have settled), its request latency from the client's side, and,
+// for a collector with a PromURL, whether it counted every turn exactly. It
+// returns the sides in the order given and the turns each was sent.
+func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]Side, int, error) {
+	rounds = max(rounds, 1)
+	f := NewFleet(o.Installations, o.RelaunchEvery, o.Seed)
+	senders := make([]*Sender, len(cs))
+	bases := make([]Counts, len(cs))
+	cpu, took := make([]time.Duration, len(cs)), make([]time.Duration, len(cs))
+	for i, c := range cs {
+		senders[i] = NewSender(c.TracesURL, o.Concurrency)
+		if c.PromURL != "" {
+			var err error
+			if bases[i], err = Turns(ctx, c.PromURL); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
 	sent := Tally{}
 	per := max(o.Turns/rounds, 1)
 	for r := 0; r < rounds; r++ {
@@ -173,53 +222,54 @@ func Compare(ctx context.Context, def, pass *Collector, o Options, rounds int) (
 		for i := range turns {
 			turns[i] = f.Next()
 		}
-		order := []*Collector{def, pass}
-		if r%2 == 1 {
-			order = []*Collector{pass, def}
-		}
-		for _, c := range order {
-			s := sp
-			if c == def {
-				s = sd
-			}
-			u0, err := ProcUsage(c.Pid())
+		for k := range cs {
+			i := (r + k) % len(cs)
+			u0, err := ProcUsage(cs[i].Pid())
 			if err != nil {
-				return cmp, err
+				return nil, 0, err
 			}
-			got, err := sendAll(ctx, s, turns, o.Concurrency)
+			start := time.Now()
+			got, err := sendAll(ctx, senders[i], turns, o.Concurrency)
 			if err != nil {
-				return cmp, err
+				return nil, 0, err
 			}
+			took[i] += time.Since(start)
 			// Let the batch processor's timeout and the exporters finish
 			// with this round before its CPU is read.
 			time.Sleep(settle)
-			u1, err := ProcUsage(c.Pid())
+			u1, err := ProcUsage(cs[i].Pid())
 			if err != nil {
-				return cmp, err
+				return nil, 0, err
 			}
-			if c == def {
-				cpuDef += u1.CPU - u0.CPU
+			cpu[i] += u1.CPU - u0.CPU
+			if i == 0 {
 				for k, v := range got {
 					sent[k] += v
 				}
-			} else {
-				cpuPass += u1.CPU - u0.CPU
 			}
 		}
 	}
-	cmp.Turns, cmp.Spans = sent.Total(), sd.Spans.Load()
-	cmp.DefaultCPUPerSp = float64(cpuDef.Microseconds()) / float64(max(sd.Spans.Load(), 1))
-	cmp.PassCPUPerSpan = float64(cpuPass.Microseconds()) / float64(max(sp.Spans.Load(), 1))
-	if cmp.PassCPUPerSpan > 0 {
-		cmp.Ratio = cmp.DefaultCPUPerSp / cmp.PassCPUPerSpan
+	sides := make([]Side, len(cs))
+	for i, c := range cs {
+		s := senders[i]
+		lat := s.Latencies()
+		sides[i] = Side{Name: c.Name, Spans: s.Spans.Load(), Refused: s.Refused.Load(),
+			CPUPerSpan:   float64(cpu[i].Microseconds()) / float64(max(s.Spans.Load(), 1)),
+			RequestP50Ms: ms(Percentile(lat, 50)), RequestP99Ms: ms(Percentile(lat, 99)),
+			TurnsPerSec: float64(rounds*per) / max(took[i].Seconds(), 1e-9)}
+		if c.PromURL == "" {
+			continue
+		}
+		_, diff, err := WaitCounted(ctx, c.PromURL, bases[i].By, sent, o.Timeout)
+		if err != nil {
+			return sides, sent.Total(), err
+		}
+		sides[i].Exact, sides[i].Differences = len(diff) == 0, diff
 	}
-	_, diff, err := WaitCounted(ctx, def.PromURL, base.By, sent, o.Timeout)
-	if err != nil {
-		return cmp, err
-	}
-	cmp.Exact, cmp.Differences = len(diff) == 0, diff
-	return cmp, nil
+	return sides, sent.Total(), nil
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // sendAll sends the given turns with concurrency workers.
 func sendAll(ctx context.Context, s *Sender, turns []*Turn, concurrency int) (Tally, error) {

@@ -37,6 +37,9 @@ type TelemetryBuilder struct {
 	// ExporterVerdictsPageRefused is the number of page requests refused
 	// by the page (a bad query, an unknown path or method).
 	ExporterVerdictsPageRefused metric.Int64Counter
+	// ExporterVerdictsPageUnauthorized is the number of page requests the
+	// authenticator refused (401: no token, or a wrong one).
+	ExporterVerdictsPageUnauthorized metric.Int64Counter
 }
 
 // NewTelemetryBuilder makes the component's instruments.
@@ -71,6 +74,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 		{&b.ExporterVerdictsPageStorageErrors, "otelcol_exporter_verdicts_page_storage_errors", "Failed storage transactions of the page's store; tried again with the next batch. [alpha]", "{error}"},
 		{&b.ExporterVerdictsPageServed, "otelcol_exporter_verdicts_page_served", "Verdict pages rendered. [alpha]", "{page}"},
 		{&b.ExporterVerdictsPageRefused, "otelcol_exporter_verdicts_page_refused", "Page requests refused by the page (bad query, unknown path or method). [alpha]", "{request}"},
+		{&b.ExporterVerdictsPageUnauthorized, "otelcol_exporter_verdicts_page_unauthorized", "Page requests the authenticator refused (401: no token, or a wrong one). [alpha]", "{request}"},
 	} {
 		*c.to, err = b.meter.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit))
 		errs = errors.Join(errs, err)
