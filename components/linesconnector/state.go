@@ -280,17 +280,30 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 		out.released = append(out.released, released{what: "turn", file: h.l.file, number: h.l.number, reason: why})
 	}
 	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace)
+	out.count(h.l)
 	for _, tk := range h.takes {
 		appendTakeSpan(out.traces.ResourceSpans(), tk, h.trace)
+		out.count(tk)
 	}
 	out.turns++
 	out.takes += len(h.takes)
-	s.emitted.add(h.trace, h.names, h.l.at)
+	// Remembered as emitted now, so the lines that follow in this call join
+	// it; forgotten again if the next consumer refuses the emission.
+	out.emitted = append(out.emitted, s.emitted.add(h.trace, h.names, h.l.at))
 }
 
 func (s *state) releaseTake(l *line, trace pcommon.TraceID, out *emission) {
 	appendTakeSpan(out.traces.ResourceSpans(), l, trace)
+	out.count(l)
 	out.takes++
+}
+
+// refused undoes what a refused emission remembered: its turns were not
+// emitted, so the same lines delivered again are no duplicates.
+func (s *state) refused(out *emission) {
+	for _, ref := range out.emitted {
+		s.emitted.forget(ref)
+	}
 }
 
 // letGo ends a held entry's wait: a turn is emitted with what it has, a take
@@ -407,6 +420,7 @@ type emittedRing struct {
 	next    int
 	traces  map[pcommon.TraceID]int
 	takes   map[string][]int // take ID → ring slots
+	gen     uint64
 }
 
 type emitted struct {
@@ -414,6 +428,13 @@ type emitted struct {
 	names []string
 	at    time.Time
 	used  bool
+	gen   uint64 // which add filled the slot
+}
+
+// ringRef names one add to the ring: its slot and which add it was.
+type ringRef struct {
+	slot int
+	gen  uint64
 }
 
 func newEmittedRing(n int) *emittedRing {
@@ -422,22 +443,39 @@ func newEmittedRing(n int) *emittedRing {
 
 func (r *emittedRing) hasTrace(t pcommon.TraceID) bool { return r.traces[t] > 0 }
 
-func (r *emittedRing) add(trace pcommon.TraceID, names []string, at time.Time) {
+func (r *emittedRing) add(trace pcommon.TraceID, names []string, at time.Time) ringRef {
 	slot := r.next
 	r.next = (r.next + 1) % len(r.entries)
-	if old := r.entries[slot]; old.used {
-		if r.traces[old.trace]--; r.traces[old.trace] <= 0 {
-			delete(r.traces, old.trace)
-		}
-		for _, id := range old.names {
-			removeFrom(r.takes, id, slot)
-		}
-	}
-	r.entries[slot] = emitted{trace: trace, names: names, at: at, used: true}
+	r.clear(slot)
+	r.gen++
+	r.entries[slot] = emitted{trace: trace, names: names, at: at, used: true, gen: r.gen}
 	r.traces[trace]++
 	for _, id := range names {
 		r.takes[id] = append(r.takes[id], slot)
 	}
+	return ringRef{slot, r.gen}
+}
+
+// forget removes what one add put in the ring, unless a later add has taken
+// its slot since.
+func (r *emittedRing) forget(ref ringRef) {
+	if e := r.entries[ref.slot]; e.used && e.gen == ref.gen {
+		r.clear(ref.slot)
+	}
+}
+
+func (r *emittedRing) clear(slot int) {
+	old := r.entries[slot]
+	if !old.used {
+		return
+	}
+	if r.traces[old.trace]--; r.traces[old.trace] <= 0 {
+		delete(r.traces, old.trace)
+	}
+	for _, id := range old.names {
+		removeFrom(r.takes, id, slot)
+	}
+	r.entries[slot] = emitted{}
 }
 
 // byTake finds the most recent emitted turn naming the take within the
