@@ -164,12 +164,16 @@ type line struct {
 	resource pcommon.Resource
 	file     string
 	number   int64
-	at       time.Time // the line's own time (for the take window)
+	at       time.Time // the line's own time, else when it was read
+	timed    bool      // at is the line's own time (its prefix's, or its log record's)
 	arrived  time.Time
 	batch    uint64 // the ConsumeLogs call that brought it
 	// trace is the line's trace ID, or the log record's when the line has
 	// none (zero: neither).
 	trace pcommon.TraceID
+	// launch is the launch the connector gave a turn line that carries
+	// none (its resource has no service.instance.id); "" otherwise.
+	launch string
 }
 
 func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
@@ -225,9 +229,9 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 					}
 					switch {
 					case !rec.Time.IsZero():
-						l.at = rec.Time
+						l.at, l.timed = rec.Time, true
 					case lr.Timestamp() != 0:
-						l.at = lr.Timestamp().AsTime()
+						l.at, l.timed = lr.Timestamp().AsTime(), true
 					case lr.ObservedTimestamp() != 0:
 						l.at = lr.ObservedTimestamp().AsTime()
 					default:

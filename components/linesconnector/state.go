@@ -47,6 +47,7 @@ type state struct {
 	queue        []queued // in arrival order; entries already gone are skipped
 	held         int
 	emitted      *emittedRing
+	launches     *launches
 }
 
 func newState(cfg *Config) *state {
@@ -57,11 +58,27 @@ func newState(cfg *Config) *state {
 		takesByTrace: map[pcommon.TraceID][]*heldTake{},
 		takesByID:    map[string][]*heldTake{},
 		emitted:      newEmittedRing(cfg.EmittedCacheSize),
+		launches:     newLaunches(cfg.EmittedCacheSize),
 	}
 }
 
-func (s *state) within(a, b time.Time) bool {
-	d := a.Sub(b)
+// moment is when a line was written and when it came.
+type moment struct {
+	at, arrived time.Time
+	timed       bool // at is the line's own time (its prefix's, or its log record's)
+}
+
+func (l *line) moment() moment { return moment{l.at, l.arrived, l.timed} }
+
+// within says whether a take and a turn are close enough in time to join:
+// by their own times when both have one; else by when they came, so a take
+// line without a timestamp, read all at once with timestamped turns, still
+// joins its turn by take ID.
+func (s *state) within(a, b moment) bool {
+	d := a.at.Sub(b.at)
+	if !a.timed || !b.timed {
+		d = a.arrived.Sub(b.arrived)
+	}
 	if d < 0 {
 		d = -d
 	}
@@ -86,6 +103,7 @@ func (s *state) addTurn(l *line, out *emission) {
 		out.drop(dropDuplicate)
 		return
 	}
+	l.launch = s.launches.launchOf(l, h.trace)
 	for _, u := range l.rec.Turn.Units {
 		if u.TakeID == "" {
 			continue
@@ -103,7 +121,7 @@ func (s *state) addTurn(l *line, out *emission) {
 	}
 	for _, id := range h.names {
 		for _, tk := range s.takesByID[id] {
-			if tk.gone || hasTake(h, id) || !s.within(l.at, tk.l.at) {
+			if tk.gone || hasTake(h, id) || !s.within(l.moment(), tk.l.moment()) {
 				continue
 			}
 			if !tk.l.trace.IsEmpty() && tk.l.trace != h.trace {
@@ -180,7 +198,7 @@ func (s *state) addTake(l *line, out *emission) {
 	}
 	// A turn that names the take and has no trace of its own (or the same).
 	for _, h := range s.turnsByTake[id] {
-		if h.gone || hasTake(h, id) || !s.within(h.l.at, l.at) {
+		if h.gone || hasTake(h, id) || !s.within(h.l.moment(), l.moment()) {
 			continue
 		}
 		if !l.trace.IsEmpty() && l.trace != h.trace {
@@ -197,7 +215,7 @@ func (s *state) addTake(l *line, out *emission) {
 		return
 	}
 	if l.trace.IsEmpty() {
-		if trace, ok := s.emitted.byTake(id, l.at, s); ok {
+		if trace, ok := s.emitted.byTake(id, l.moment(), s); ok {
 			s.releaseTake(l, trace, out)
 			return
 		}
@@ -289,7 +307,7 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 	out.takes += len(h.takes)
 	// Remembered as emitted now, so the lines that follow in this call join
 	// it; forgotten again if the next consumer refuses the emission.
-	out.emitted = append(out.emitted, s.emitted.add(h.trace, h.names, h.l.at))
+	out.emitted = append(out.emitted, s.emitted.add(h.trace, h.names, h.l.moment()))
 }
 
 func (s *state) releaseTake(l *line, trace pcommon.TraceID, out *emission) {
@@ -426,7 +444,7 @@ type emittedRing struct {
 type emitted struct {
 	trace pcommon.TraceID
 	names []string
-	at    time.Time
+	at    moment
 	used  bool
 	gen   uint64 // which add filled the slot
 }
@@ -443,7 +461,7 @@ func newEmittedRing(n int) *emittedRing {
 
 func (r *emittedRing) hasTrace(t pcommon.TraceID) bool { return r.traces[t] > 0 }
 
-func (r *emittedRing) add(trace pcommon.TraceID, names []string, at time.Time) ringRef {
+func (r *emittedRing) add(trace pcommon.TraceID, names []string, at moment) ringRef {
 	slot := r.next
 	r.next = (r.next + 1) % len(r.entries)
 	r.clear(slot)
@@ -480,7 +498,7 @@ func (r *emittedRing) clear(slot int) {
 
 // byTake finds the most recent emitted turn naming the take within the
 // window.
-func (r *emittedRing) byTake(id string, at time.Time, s *state) (pcommon.TraceID, bool) {
+func (r *emittedRing) byTake(id string, at moment, s *state) (pcommon.TraceID, bool) {
 	list := r.takes[id]
 	for i := len(list) - 1; i >= 0; i-- {
 		e := r.entries[list[i]]

@@ -232,3 +232,31 @@ func TestARefusedTurnIsEmittedWhenDeliveredAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUntimedTakeJoinsATimedTurnReadAtOnce: `percause lines` reads a
+// day's files at once; the phone's lines have timestamps, the engine's
+// take lines none. A take without a time of its own is placed by when it
+// came, so it joins the turn naming it by take ID, in either order.
+func TestAnUntimedTakeJoinsATimedTurnReadAtOnce(t *testing.T) {
+	turn := "2026-05-03T09:14:22Z [voice-turn] turn=2 units=2 gaps=0.10,0.10 broke=2:1/0.50/1.50@t2"
+	take := "[tts-take] take=t2 need=2.00"
+	for name, lines := range map[string][]string{"turn first": {turn, take}, "take first": {take, turn}} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil) // its clock is months after the turn's timestamp
+			h.feed(lines[0])
+			h.feed(lines[1])
+			if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 1 || len(h.sink.AllTraces()) != 1 {
+				t.Fatalf("%v in %d batches, want the turn with its take at once", got, len(h.sink.AllTraces()))
+			}
+		})
+	}
+	// Read apart by more than the take window, they do not join.
+	h := newHarness(t, nil)
+	h.feed(turn)
+	h.advance(DefaultTakeWindow + time.Second) // the turn goes alone after its wait
+	h.feed(take)
+	h.advance(DefaultWait)
+	if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 0 {
+		t.Fatalf("read %s apart: %v, want the turn alone", DefaultTakeWindow, got)
+	}
+}
