@@ -358,6 +358,16 @@ func (r *reader) fail(f Fault) {
 	r.more++
 }
 
+// faulted says whether a fault names the field.
+func (r *reader) faulted(key string) bool {
+	for _, f := range r.faults {
+		if f.Field == key {
+			return true
+		}
+	}
+	return false
+}
+
 // once marks a once-only key as given; a second one is a fault.
 func (r *reader) once(bit uint, key string) bool {
 	if r.seen&(1<<bit) != 0 {
@@ -970,7 +980,7 @@ func (r *reader) finishTurn() {
 }
 
 func (r *reader) finishTake() {
-	if !r.rec.Present.Has(FTake) {
+	if !r.rec.Present.Has(FTake) && !r.faulted(takeFields[0].key) {
 		r.fail(Fault{Reason: ReasonBadValue, Field: "take", Problem: "no take id given", Form: takeFields[0].form})
 		return
 	}
