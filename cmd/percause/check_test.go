@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/livecheck"
 	"github.com/percause/percause/internal/testenv"
 	"github.com/percause/percause/lab/verdicts"
@@ -38,18 +41,34 @@ func postJSON(t *testing.T, url string, body []byte) {
 }
 
 // TestSampleTurnThroughTheCollector sends docs/clients.md's sample turn to
-// the real collector binary on its embedded default config and reads its
-// verdict back.
+// the real collector binary on its embedded default config, with the
+// command docs/clients.md shows (its script moves the turn's times to now,
+// with sed and curl), and reads its verdict back: the turn's verdict, and a
+// turn that ended when it was sent, as the verdict page needs.
 func TestSampleTurnThroughTheCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary")
 	}
-	body, err := os.ReadFile(sampleTurn)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is not installed (docs/clients.md's command needs it; .ci/run installs it)")
+	}
+	col := testenv.StartCollector(t)
+	const shown = "sh cmd/percause/testdata/clients/send-sample.sh http://127.0.0.1:4318"
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "clients.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := testenv.StartCollector(t)
-	postJSON(t, col.OTLPURL+"/v1/traces", body)
+	if !strings.Contains(string(doc), "\n"+shown+" ") {
+		t.Fatalf("docs/clients.md no longer shows %q", shown)
+	}
+	args := strings.Fields(strings.Replace(shown, "http://127.0.0.1:4318", col.OTLPURL, 1))
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = testenv.RepoRoot()
+	before := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", shown, err, out)
+	}
+	after := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const trace = "5b8efff798038103d269b633813fc60c"
@@ -61,6 +80,46 @@ func TestSampleTurnThroughTheCollector(t *testing.T) {
 	if v.Cause != "network" || strings.Join(v.Causes, ",") != "network" || v.Evidence != sampleEvidence || v.Forced != "" || v.Turn != 4 {
 		t.Errorf("verdict %+v, want network: %s", v, sampleEvidence)
 	}
+	// The turn ended when it was sent (its times have whole seconds).
+	ended := turnTime(t, col.VerdictFile, trace)
+	if ended.Before(before.Truncate(time.Second).Add(-time.Second)) || ended.After(after) {
+		t.Errorf("the turn ended at %s, want it sent between %s and %s", ended, before, after)
+	}
+}
+
+// turnTime reads when a trace's turn ended from its verdict span in the
+// verdict file (percause.turn.time).
+func turnTime(t *testing.T, path, trace string) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u ptrace.JSONUnmarshaler
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		td, err := u.UnmarshalTraces(line)
+		if err != nil {
+			continue
+		}
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					s := spans.At(k)
+					if s.Name() != semconv.SpanVerdict || s.TraceID().String() != trace {
+						continue
+					}
+					if v, ok := s.Attributes().Get(semconv.VerdictTurnTime); ok {
+						return time.Unix(0, v.Int())
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("no verdict span of trace %s with %s in %s", trace, semconv.VerdictTurnTime, path)
+	return time.Time{}
 }
 
 // wrongClient is the sample turn as a client under development sends it,
