@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,13 +215,24 @@ func TestCheckNamesEachFault(t *testing.T) {
 		t.Fatalf("check ended with %v, want exit 1 (a faulty turn)\n%s", err, errb.String())
 	}
 	reports := map[string]livecheck.Report{}
+	var summary *livecheck.Summary
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
-		var r livecheck.Report
+		var r struct {
+			livecheck.Report
+			Summary *livecheck.Summary `json:"summary"`
+		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("not a report: %q", sc.Text())
 		}
-		reports[r.Trace] = r
+		if r.Summary != nil {
+			summary = r.Summary
+			continue
+		}
+		reports[r.Trace] = r.Report
+	}
+	if want := (livecheck.Summary{Turns: 2, Clean: 1, Faulty: 1}); summary == nil || *summary != want {
+		t.Errorf("the check ends with the summary %+v, want %+v", summary, want)
 	}
 	clean := reports["5b8efff798038103d269b633813fc60c"]
 	if !clean.Clean || clean.Verdict == nil || clean.Verdict.Cause != "network" || clean.Verdict.Evidence != sampleEvidence {
@@ -259,3 +271,95 @@ func TestCheckNamesEachFault(t *testing.T) {
 }
 
 func errorsAs(err error, target *(*exec.ExitError)) bool { return errors.As(err, target) }
+
+// lockedBuffer is an output read while the process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestCheckReportsTakesWithoutTheirTurnAndSummarizes runs `percause check`
+// (the real binary), sends it the sample turn and, in a trace of their own,
+// only the sample's engine takes: once the decision window is over the
+// takes are reported as a trace with no turn; interrupted, the check ends
+// with its summary, and exits 1 for the takes without their turn.
+func TestCheckReportsTakesWithoutTheirTurnAndSummarizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	port := testenv.FreePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testenv.PercauseBin(t), "check", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--json", "--verdict-wait", "1s")
+	var out, errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port)
+	testenv.WaitFor(t, 30*time.Second, "percause check to listen", func() bool {
+		return strings.Contains(errb.String(), "listening for OTLP/HTTP")
+	})
+	sample, err := os.ReadFile(sampleTurn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(sample, &doc); err != nil {
+		t.Fatal(err)
+	}
+	engine := doc["resourceSpans"].([]any)[1].(map[string]any)
+	const takesOnly = "00000000000000000000000000a1b2c3"
+	for _, s := range engine["scopeSpans"].([]any)[0].(map[string]any)["spans"].([]any) {
+		s.(map[string]any)["traceId"] = takesOnly
+	}
+	takes, err := json.Marshal(map[string]any{"resourceSpans": []any{engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	postJSON(t, url, takes)
+	postJSON(t, url, sample)
+	testenv.WaitFor(t, 30*time.Second, "both reports", func() bool {
+		o := out.String()
+		return strings.Contains(o, `"takes_only":true`) && strings.Contains(o, `"trace":"5b8efff798038103d269b633813fc60c"`)
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errorsAs(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("check ended with %v, want exit 1 (takes without their turn)\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var last struct {
+		Summary *livecheck.Summary `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Summary == nil {
+		t.Fatalf("the check does not end with its summary: %q (%v)", lines[len(lines)-1], err)
+	}
+	if want := (livecheck.Summary{Turns: 1, Clean: 1, TakesOnly: 1}); *last.Summary != want {
+		t.Errorf("summary %+v, want %+v", *last.Summary, want)
+	}
+	for _, l := range lines {
+		var r livecheck.Report
+		if json.Unmarshal([]byte(l), &r) == nil && r.Trace == takesOnly {
+			if !r.TakesOnly || r.Clean || len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Detail, "has only tts.take spans (t1, t2, t3)") {
+				t.Errorf("the takes' report: %+v", r)
+			}
+		}
+	}
+}
