@@ -136,16 +136,25 @@ func (ls *launches) remember(e *launchTurn) {
 	ls.next = (ls.next + 1) % len(ls.ring)
 }
 
+// forget removes e. Its source's list is sorted and e is found by search;
+// the oldest turn, the one the ring forgets in a day read in order, is
+// dropped from the front without a copy.
 func (ls *launches) forget(e *launchTurn) {
 	if ls.byTrace[e.trace] == e {
 		delete(ls.byTrace, e.trace)
 	}
 	list := ls.bySource[e.source]
-	for i, o := range list {
-		if o == e {
-			list = append(list[:i:i], list[i+1:]...)
-			break
-		}
+	i := sort.Search(len(list), func(i int) bool { return !list[i].before(e) })
+	switch {
+	case i == len(list) || list[i] != e:
+		// not there (cannot happen: every turn remembered is in its list)
+	case i == 0:
+		list[0] = nil
+		list = list[1:]
+	default:
+		copy(list[i:], list[i+1:])
+		list[len(list)-1] = nil
+		list = list[:len(list)-1]
 	}
 	if len(list) == 0 {
 		delete(ls.bySource, e.source)
