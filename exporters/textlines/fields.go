@@ -375,11 +375,9 @@ var (
 	takeIndex = indexOf(takeFields)
 )
 
-// onceBit numbers what a line may give once: each field of the turn table,
-// then each app group that counts as itself. A take line's fields use the
-// same bits, numbered by their own table.
-func onceBit(turnKey string) uint64 { return 1 << turnIndex[turnKey] }
-
+// What a line may give once has a bit in reader.seen: each field of its
+// table by its index, then (turn lines) each app group that counts as
+// itself.
 func init() {
 	if len(turnFields)+len(turnGroups) > 64 || len(takeFields) > 64 {
 		panic("textlines: more once-only keys than bits in reader.seen")
