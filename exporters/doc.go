@@ -5,8 +5,9 @@
 //   - spool: a crash-safe, bounded disk spool that every batch passes through
 //     before it is sent, so an offline stretch, a crash or a relaunch loses
 //     nothing but what the size bound drops (and that is counted);
-//   - textlines: the canonical [voice-turn] and [tts-take] log lines, written
-//     from the same reports as the spans.
+//   - textlines: the [voice-turn] and [tts-take] log lines: the canonical
+//     line written from the same reports as the spans, and the reader the
+//     collector's lines connector reads an app's lines with.
 //
 // instr.Setup wires them together; they are usable on their own too.
 package exporters

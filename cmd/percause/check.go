@@ -71,7 +71,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "usage: percause check [--listen HOST:PORT] [--json] [--turns N] [--verdict-wait D]")
 		fmt.Fprintln(stderr, "Listens for OTLP/HTTP (/v1/traces, and /v1/logs for an app's lines) and, for each turn a client sends,")
 		fmt.Fprintln(stderr, "reports what is missing, mistyped, out of range or unknown against the registry (docs/semconv.md) and the")
-		fmt.Fprintln(stderr, "verdict the turn got. Point the app's OTLP exporter here and fix it until every turn is clean.")
+		fmt.Fprintln(stderr, "verdict the turn got; a trace that has only tts.take spans once --verdict-wait is over is reported too.")
+		fmt.Fprintln(stderr, "Point the app's OTLP exporter here and fix it until every turn is clean. It ends with a summary.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -99,16 +100,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "percause check: listening for OTLP/HTTP on http://%s (/v1/traces, /v1/logs); a report per turn as its verdict is made\n", *listen)
 
-	w := livecheck.NewWatcher(path)
+	w := livecheck.NewWatcher(path, livecheck.WithDecisionWindow(*wait))
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	reported, faulty := 0, false
+	var sum livecheck.Summary
 	emit := func() error {
 		rs, err := w.Refresh()
 		if err != nil {
 			return err
 		}
 		for _, r := range rs {
+			sum.Add(r)
 			if !r.Clean {
 				faulty = true
 			}
@@ -146,6 +149,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if loopErr != nil && loopErr != context.Canceled {
 		fmt.Fprintf(stderr, "check: %v\n", loopErr)
+		return 1
+	}
+	// What it reported, at the end: when stopped, or after --turns.
+	if *asJSON {
+		err = enc.Encode(struct {
+			Summary livecheck.Summary `json:"summary"`
+		}{sum})
+	} else {
+		err = livecheck.WriteSummary(stdout, sum)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "check: %v\n", err)
 		return 1
 	}
 	if stopErr != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -97,8 +98,11 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "usage: percause lines [--json] [--html FILE] [--post-budget D] [--take-window D] FILE… (- reads standard input)")
 		fmt.Fprintln(stderr, "Reads the phone's and the engine's [voice-turn] and [tts-take] lines (canonical or the app's spellings, any prefix)")
 		fmt.Fprintln(stderr, "through the collector's lines connector and verdict processor, run in this process on loopback, and prints")
-		fmt.Fprintln(stderr, "each turn's verdict, then the day's turns by cause and the done reading. Malformed lines are reported on")
-		fmt.Fprintln(stderr, "standard error with their file and line number. --html FILE also writes the day as the verdict page.")
+		fmt.Fprintln(stderr, "each turn's verdict, then the day's turns by cause and the done reading, then what it read: lines, turn and")
+		fmt.Fprintln(stderr, "take lines, lines refused by reason, unknown fields by name, lines not ours. A refused line is reported on")
+		fmt.Fprintln(stderr, "standard error with its file, line number and every fault. The rotations of a log (phone.log.1,")
+		fmt.Fprintln(stderr, "phone.log.2.gz) are read oldest first, whatever order they are named in. --html FILE also writes the day")
+		fmt.Fprintln(stderr, "as the verdict page. Exit 1 when a tagged line was refused or no [voice-turn] line was found.")
 		fs.PrintDefaults()
 	}
 	files, err := parseInterleaved(fs, args)
@@ -128,7 +132,14 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 2
 	}
 
-	day, malformed, err := readLines(ctx, files, stdin, *window)
+	inputs, err := inspect(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "lines: %v\n", err)
+		return 1
+	}
+	inputs = inTimeOrder(inputs)
+	tally := newTally()
+	day, malformed, err := readLines(ctx, inputs, stdin, *window, tally)
 	for _, m := range malformed {
 		fmt.Fprintf(stderr, "%s:%d: malformed line (%s): %s\n", m.file, m.line, m.reason, m.detail)
 	}
@@ -144,21 +155,56 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	if *asJSON {
-		err = dayreport.WriteJSON(stdout, day.Turns, &sum)
+		if err = dayreport.WriteJSON(stdout, day.Turns, &sum); err == nil {
+			err = writeJSONTally(stdout, tally)
+		}
 	} else {
 		if err = dayreport.WriteTable(stdout, day.Turns); err == nil {
 			fmt.Fprintln(stdout)
 			err = dayreport.WriteSummary(stdout, sum)
 		}
-		if err == nil && len(malformed) > 0 {
-			_, err = fmt.Fprintf(stdout, "%d malformed lines (on standard error, with their file and line)\n", len(malformed))
+		if err == nil {
+			err = tally.write(stdout)
 		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lines: %v\n", err)
 		return 1
 	}
+	return linesExit(tally, stderr)
+}
+
+// linesExit is 1 when a tagged line was refused or no [voice-turn] line was
+// found: the day's verdicts then miss turns the files hold, or there are
+// none to give.
+func linesExit(t *lineTally, stderr io.Writer) int {
+	if n := t.refused(); n > 0 {
+		fmt.Fprintf(stderr, "lines: %d tagged lines refused (above, with their file, line and faults)\n", n)
+		return 1
+	}
+	if t.TurnLines == 0 {
+		var parts []string
+		for _, f := range t.Files {
+			switch {
+			case f.Skipped != "":
+				parts = append(parts, f.Name+" ("+f.Skipped+")")
+			default:
+				parts = append(parts, fmt.Sprintf("%s (%d lines)", f.Name, f.Read))
+			}
+		}
+		fmt.Fprintf(stderr, "lines: no [voice-turn] line in %s\n", strings.Join(parts, ", "))
+		return 1
+	}
 	return 0
+}
+
+// writeJSONTally ends the JSON output with what was read: one object.
+func writeJSONTally(w io.Writer, t *lineTally) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		Lines *lineTally `json:"lines"`
+	}{t})
 }
 
 // writeLinesPage writes the day as the verdict page, the same renderer the
@@ -231,7 +277,7 @@ type malformedLine struct {
 
 // readLines runs the files through the in-process pipeline and reads the day
 // back.
-func readLines(ctx context.Context, files []string, stdin io.Reader, window time.Duration) (*dayreport.Day, []malformedLine, error) {
+func readLines(ctx context.Context, files []inputFile, stdin io.Reader, window time.Duration, tally *lineTally) (*dayreport.Day, []malformedLine, error) {
 	dir, err := os.MkdirTemp("", "percause-lines-")
 	if err != nil {
 		return nil, nil, err
@@ -265,8 +311,8 @@ func readLines(ctx context.Context, files []string, stdin io.Reader, window time
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/logs", port)
 	sendErr := func() error {
-		for _, name := range files {
-			if err := sendFile(ctx, url, name, stdin); err != nil {
+		for _, f := range files {
+			if err := sendFile(ctx, url, f, stdin, tally); err != nil {
 				return err
 			}
 		}
@@ -290,12 +336,12 @@ func readLines(ctx context.Context, files []string, stdin io.Reader, window time
 	return day, sortMalformed(malformed, files), err
 }
 
-// sortMalformed orders the reports by file (as named) and line.
-func sortMalformed(ms []malformedLine, files []string) []malformedLine {
+// sortMalformed orders the reports by file (in the order read) and line.
+func sortMalformed(ms []malformedLine, files []inputFile) []malformedLine {
 	order := map[string]int{}
 	for i, f := range files {
-		if _, ok := order[f]; !ok {
-			order[f] = i
+		if _, ok := order[f.label]; !ok {
+			order[f.label] = i
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
@@ -309,18 +355,37 @@ func sortMalformed(ms []malformedLine, files []string) []malformedLine {
 
 // sendFile sends a file's lines as OTLP log records, with the attributes
 // the filelog receiver would set (the file's name as given, the line
-// number), in requests of linesPerRequest.
-func sendFile(ctx context.Context, url, name string, stdin io.Reader) error {
+// number), in requests of linesPerRequest, and counts each line. A file
+// that is empty or binary is not sent, and the tally says so.
+func sendFile(ctx context.Context, url string, in inputFile, stdin io.Reader, tally *lineTally) error {
+	tally.Files = append(tally.Files, fileTally{Name: in.label, Skipped: in.skip})
+	ft := &tally.Files[len(tally.Files)-1]
+	if in.skip != "" {
+		return nil
+	}
 	var r io.Reader
-	label := name
-	if name == "-" {
-		r, label = stdin, "(stdin)"
+	label := in.label
+	if in.name == "-" {
+		br := bufio.NewReaderSize(stdin, sniffBytes)
+		head, err := br.Peek(sniffBytes)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return fmt.Errorf("reading %s: %w", label, err)
+		}
+		switch {
+		case len(head) == 0:
+			ft.Skipped = "empty"
+			return nil
+		case bytes.IndexByte(head, 0) >= 0:
+			ft.Skipped = "a binary file, not lines of text"
+			return nil
+		}
+		r = br
 	} else {
-		f, err := os.Open(name)
+		f, closeFile, err := openText(in.name)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer closeFile()
 		r = f
 	}
 	sc := bufio.NewScanner(r)
@@ -361,6 +426,7 @@ func sendFile(ctx context.Context, url, name string, stdin io.Reader) error {
 	for sc.Scan() {
 		n++
 		line := sc.Text()
+		tally.count(ft, line)
 		if strings.TrimSpace(line) == "" {
 			continue
 		}

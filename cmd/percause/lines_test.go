@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"html"
 	"os"
 	"os/exec"
@@ -70,6 +73,7 @@ type jsonTurn struct {
 		Turns   int            `json:"turns"`
 		ByCause map[string]int `json:"by_cause"`
 	} `json:"summary"`
+	Lines *lineTally `json:"lines"`
 }
 
 // TestLinesGolden runs `percause lines --json` (the real binary, its
@@ -82,7 +86,7 @@ func TestLinesGolden(t *testing.T) {
 	}
 	bin := testenv.PercauseBin(t)
 	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "*"))
-	if len(dirs) < 4 {
+	if len(dirs) < 6 {
 		t.Fatalf("golden cases: %v", dirs)
 	}
 	for _, dir := range dirs {
@@ -95,11 +99,9 @@ func TestLinesGolden(t *testing.T) {
 			if err := json.Unmarshal(b, &want); err != nil {
 				t.Fatal(err)
 			}
-			logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-			runs := [][]string{logs}
-			if len(logs) == 2 {
-				runs = append(runs, []string{logs[1], logs[0]})
-			}
+			logs, _ := filepath.Glob(filepath.Join(dir, "*.log*"))
+			var runs [][]string
+			permute(logs, nil, &runs) // every order: rotations are read oldest first whatever the shell gives
 			for _, files := range runs {
 				var names []string
 				for _, f := range files {
@@ -127,26 +129,64 @@ func TestLinesGolden(t *testing.T) {
 	}
 }
 
+// permute lists every order of files.
+func permute(files, prefix []string, out *[][]string) {
+	if len(files) == 0 {
+		*out = append(*out, append([]string(nil), prefix...))
+		return
+	}
+	for i := range files {
+		rest := append(append([]string(nil), files[:i]...), files[i+1:]...)
+		permute(rest, append(prefix, files[i]), out)
+	}
+}
+
+// exitCode runs cmd and returns its exit code (-1 when it did not run).
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	t.Fatalf("%v: %v", cmd.Args, err)
+	return -1
+}
+
 func checkLinesRun(t *testing.T, cmd *exec.Cmd, want goldenCase, stdinName string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, errb.String())
+	// A refused line makes the run exit 1, after its report.
+	wantCode := 0
+	if len(want.Malformed) > 0 {
+		wantCode = 1
+	}
+	if code := exitCode(t, cmd); code != wantCode {
+		t.Fatalf("%v: exit %d, want %d\n%s", cmd.Args, code, wantCode, errb.String())
 	}
 	var got []jsonTurn
-	var summary *jsonTurn
+	var summary, tally *jsonTurn
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
 		var j jsonTurn
 		if err := json.Unmarshal(sc.Bytes(), &j); err != nil {
 			t.Fatalf("not JSON: %q", sc.Text())
 		}
-		if j.Summary != nil {
+		switch {
+		case j.Summary != nil:
 			summary = &j
-			continue
+		case j.Lines != nil:
+			tally = &j
+		default:
+			got = append(got, j)
 		}
-		got = append(got, j)
+	}
+	if tally == nil || tally.Lines.refused() != len(want.Malformed) || tally.Lines.TurnLines < len(want.Verdicts) {
+		t.Errorf("the lines read: %+v, want %d refused and at least %d turn lines", tally, len(want.Malformed), len(want.Verdicts))
 	}
 	sort.Slice(got, func(i, j int) bool {
 		if got[i].Turn != got[j].Turn {
@@ -246,11 +286,13 @@ func TestLinesHTML(t *testing.T) {
 		if len(want.Verdicts) == 0 {
 			continue
 		}
-		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log*"))
 		out := filepath.Join(t.TempDir(), "day.html")
 		cmd := exec.Command(bin, append([]string{"lines", "--html", out}, logs...)...)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", dir, err, b)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if code := exitCode(t, cmd); code != 0 && (code != 1 || len(want.Malformed) == 0) {
+			t.Fatalf("%s: exit %d\n%s", dir, code, errb.String())
 		}
 		page, err := os.ReadFile(out)
 		if err != nil {
@@ -279,5 +321,188 @@ func TestLinesHTML(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no golden case with verdicts")
+	}
+}
+
+// linesIn runs `percause lines` (the real binary) in dir on the files named,
+// with stdin, and returns its exit code, standard output and standard error.
+func linesIn(t *testing.T, dir string, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(testenv.PercauseBin(t), append([]string{"lines"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &errb
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	return exitCode(t, cmd), out.String(), errb.String()
+}
+
+func writeFiles(t *testing.T, files map[string][]byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const (
+	goodTurn = "2026-11-30T08:00:09.120Z pippa: [voice-turn] turn=1 link=wifi underruns=0,0 pool_reset=0 live=players:0 gaps=0.12a(0.40),0.12a(0.40)\n"
+	goodTake = "2026-11-30T08:00:05.000Z tts[900]: [tts-take] take=t1 first_byte=0.30s total=1.00s rate=3.60 need=0.00s beside=0\n"
+)
+
+// TestLinesExitCodes: exit 0 when every tagged line was read and a turn was
+// found; 1 when a tagged line was refused, or when no [voice-turn] line was
+// found, saying why (an empty file, a binary one, lines but no turn).
+func TestLinesExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	binary := []byte("\x7fELF\x02\x01\x01\x00\x00\x00[voice-turn] turn=1\n\x00\x00")
+	for _, c := range []struct {
+		name  string
+		files map[string][]byte
+		args  []string
+		stdin []byte
+		code  int
+		say   string
+	}{
+		{"turns read", map[string][]byte{"phone.log": []byte(goodTurn), "engine.log": []byte(goodTake)},
+			[]string{"phone.log", "engine.log"}, nil, 0, ""},
+		{"a refused line", map[string][]byte{"phone.log": []byte(goodTurn + "[voice-turn] turn=x units=2 gaps=0.10\n")},
+			[]string{"phone.log"}, nil, 1, "lines: 1 tagged lines refused"},
+		{"an empty file", map[string][]byte{"phone.log": nil},
+			[]string{"phone.log"}, nil, 1, "lines: no [voice-turn] line in phone.log (empty)"},
+		{"a binary file", map[string][]byte{"phone.bin": binary},
+			[]string{"phone.bin"}, nil, 1, "lines: no [voice-turn] line in phone.bin (a binary file, not lines of text)"},
+		{"takes and other lines, no turn", map[string][]byte{"engine.log": []byte(goodTake + "GET /health 200\n")},
+			[]string{"engine.log"}, nil, 1, "lines: no [voice-turn] line in engine.log (2 lines)"},
+		{"empty standard input", nil, []string{"-"}, []byte{}, 1, "lines: no [voice-turn] line in (stdin) (empty)"},
+		{"a binary file beside the day's", map[string][]byte{"phone.log": []byte(goodTurn), "core": binary},
+			[]string{"phone.log", "core"}, nil, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writeFiles(t, c.files)
+			code, out, errs := linesIn(t, dir, c.stdin, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+			if c.say != "" && !strings.Contains(errs, c.say) {
+				t.Errorf("stderr does not say %q:\n%s", c.say, errs)
+			}
+			if c.code == 0 && strings.Contains(errs, "lines: ") {
+				t.Errorf("stderr:\n%s", errs)
+			}
+			if !strings.Contains(out, "lines: ") {
+				t.Errorf("no account of the lines read:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestLinesSummary: the run ends with what it read: lines by file, turn and
+// take lines, lines refused by reason, unknown fields by name and lines
+// that were not ours, in text and in JSON; a refused line is reported with
+// every fault it has, each with the form its field expects.
+func TestLinesSummary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	phone := goodTurn +
+		"2026-11-30T08:01:09.120Z pippa: [voice-turn] turn=2 link=wifi underruns=0 pool_reset=0 live=players:0 gaps=0.12a(0.40) mood=calm +shiny\n" +
+		"2026-11-30T08:02:09.120Z pippa: [voice-turn] turn=two stutter=maybe underruns=0 gaps=0.12 gaps=0.10\n" +
+		"2026-11-30T08:03:09.120Z pippa: app became active\n" +
+		"\n" +
+		"2026-11-30T08:04:09.120Z pippa: [voice-turn] turn=4 link=wifi underruns=0 pool_reset=0 live=players:0 gaps=0.12a(0.40) mood=tired\n"
+	engine := goodTake + "2026-11-30T08:00:06.000Z tts[900]: [tts-take] take=t2 need=fast\n"
+	dir := writeFiles(t, map[string][]byte{"phone.log": []byte(phone), "engine.log": []byte(engine)})
+
+	code, out, errs := linesIn(t, dir, nil, "phone.log", "engine.log")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (two lines refused)\n%s", code, errs)
+	}
+	wantTail := "lines: 8 read (phone.log 6, engine.log 2): 4 turn lines, 2 take lines, 2 refused, 2 not ours\n" +
+		"refused: bad_value 2 (each on standard error, with its file, line and faults)\n" +
+		"unknown fields (ignored): mood 2, +shiny 1\n"
+	if !strings.HasSuffix(out, wantTail) {
+		t.Errorf("the run ends\n%s\nwant it to end\n%s", out, wantTail)
+	}
+	for _, want := range []string{
+		`phone.log:3: malformed line (bad_value): turn="two": want an int; stutter="maybe": want yes or no; gaps: given twice`,
+		`engine.log:2: malformed line (bad_value): need="fast": want seconds (0.40, 0.40s or 400ms)`,
+	} {
+		if !strings.Contains(errs, want+"\n") {
+			t.Errorf("stderr does not report\n%s\nin\n%s", want, errs)
+		}
+	}
+
+	code, out, _ = linesIn(t, dir, nil, "--json", "phone.log", "engine.log")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last jsonTurn
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Lines == nil || code != 1 {
+		t.Fatalf("exit %d; the JSON does not end with the lines read: %q (%v)", code, lines[len(lines)-1], err)
+	}
+	got, _ := json.Marshal(last.Lines)
+	want := `{"read":8,"turn_lines":4,"take_lines":2,"refused":{"bad_value":2},"unknown_fields":{"+shiny":1,"mood":2},"not_ours":2,` +
+		`"files":[{"name":"phone.log","read":6,"turn_lines":4},{"name":"engine.log","read":2,"turn_lines":0}]}`
+	if string(got) != want {
+		t.Errorf("the lines read, in JSON:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestLinesReadsRotationsOldestFirst: the rotations of a log are read
+// oldest first, whatever order they are named in: by their first
+// timestamps, else by their rotation numbers (a compressed one too); other
+// logs keep their place.
+func TestLinesReadsRotationsOldestFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte("[voice-turn] turn=1 link=wifi underruns=0 gaps=0.12\n"))
+	_ = zw.Close()
+	untimed := map[string][]byte{
+		"phone.log.2.gz": gz.Bytes(),
+		"phone.log.1":    []byte("[voice-turn] turn=2 link=wifi underruns=0 gaps=0.12\n"),
+		"phone.log":      []byte("[voice-turn] turn=3 link=wifi underruns=0 gaps=0.12\n"),
+		"engine.log":     []byte(goodTake),
+	}
+	at := func(day int) []byte {
+		return fmt.Appendf(nil, "2026-11-%02dT08:00:00Z pippa: [voice-turn] turn=%d link=wifi underruns=0 gaps=0.12\n", day, day)
+	}
+	// Dated rotations, and a live file whose first line is the newest.
+	timed := map[string][]byte{"app.log-20261129": at(29), "app.log-20261128": at(28), "app.log": at(30), "engine.log": []byte(goodTake)}
+	for name, c := range map[string]struct {
+		files map[string][]byte
+		args  []string
+		read  string
+	}{
+		"by rotation number": {untimed, []string{"phone.log", "engine.log", "phone.log.1", "phone.log.2.gz"},
+			"phone.log.2.gz phone.log.1 phone.log engine.log"},
+		"by their first timestamps": {timed, []string{"engine.log", "app.log", "app.log-20261129", "app.log-20261128"},
+			"engine.log app.log-20261128 app.log-20261129 app.log"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, c.files)
+			code, out, errs := linesIn(t, dir, nil, append([]string{"--json"}, c.args...)...)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			var last jsonTurn
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Lines == nil || code != 0 {
+				t.Fatalf("exit %d: %v\n%s\n%s", code, err, out, errs)
+			}
+			var read []string
+			for _, f := range last.Lines.Files {
+				read = append(read, f.Name)
+			}
+			if got := strings.Join(read, " "); got != c.read {
+				t.Errorf("read %s, want %s", got, c.read)
+			}
+			if last.Lines.TurnLines != 3 {
+				t.Errorf("%d turn lines, want 3", last.Lines.TurnLines)
+			}
+		})
 	}
 }

@@ -26,7 +26,8 @@ const (
 	// DefaultMaxPending bounds the lines held at once (turns and takes).
 	DefaultMaxPending = 10000
 	// DefaultEmittedCacheSize is how many emitted turns are remembered, so
-	// a take arriving after its turn was emitted still joins its trace.
+	// a take arriving after its turn was emitted still joins its trace; and
+	// how many turn lines' launches, so the next lines find theirs.
 	DefaultEmittedCacheSize = 10000
 )
 
@@ -49,7 +50,8 @@ type Config struct {
 	// go as if its wait were over.
 	MaxPending int `mapstructure:"max_pending"`
 	// EmittedCacheSize is how many emitted turns are remembered for takes
-	// that arrive after them.
+	// that arrive after them, and how many turn lines' launches for the
+	// lines that follow.
 	EmittedCacheSize int `mapstructure:"emitted_cache_size"`
 
 	// prevent unkeyed literal initialization

@@ -42,7 +42,7 @@ const (
 const (
 	dropTakeWithoutTurn = "take_without_turn" // a take without a trace ID that no turn named in time
 	dropDuplicate       = "duplicate"         // a line already held (read twice)
-	dropExportFailed    = "export_failed"     // the traces pipeline refused what the sweep emitted
+	dropExportFailed    = "export_failed"     // the traces pipeline refused lines of earlier deliveries (the sweep's, or held ones joined)
 )
 
 // Reasons a held line is let go before its partner came (logged).
@@ -60,8 +60,9 @@ type linesConnector struct {
 	now    func() time.Time
 	manual bool // tests sweep by hand with their own clock
 
-	mu sync.Mutex
-	st *state
+	mu      sync.Mutex
+	st      *state
+	batches uint64 // ConsumeLogs calls so far, numbering each one's lines
 
 	stop chan struct{}
 	done chan struct{}
@@ -163,11 +164,16 @@ type line struct {
 	resource pcommon.Resource
 	file     string
 	number   int64
-	at       time.Time // the line's own time (for the take window)
+	at       time.Time // the line's own time, else when it was read
+	timed    bool      // at is the line's own time (its prefix's, or its log record's)
 	arrived  time.Time
+	batch    uint64 // the ConsumeLogs call that brought it
 	// trace is the line's trace ID, or the log record's when the line has
 	// none (zero: neither).
 	trace pcommon.TraceID
+	// launch is the launch the connector gave a turn line that carries
+	// none (its resource has no service.instance.id); "" otherwise.
+	launch string
 }
 
 func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
@@ -223,9 +229,9 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 					}
 					switch {
 					case !rec.Time.IsZero():
-						l.at = rec.Time
+						l.at, l.timed = rec.Time, true
 					case lr.Timestamp() != 0:
-						l.at = lr.Timestamp().AsTime()
+						l.at, l.timed = lr.Timestamp().AsTime(), true
 					case lr.ObservedTimestamp() != 0:
 						l.at = lr.ObservedTimestamp().AsTime()
 					default:
@@ -239,7 +245,10 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 
 	out := newEmission()
 	c.mu.Lock()
+	c.batches++
+	out.batch = c.batches
 	for i := range lines {
+		lines[i].batch = out.batch
 		c.st.add(&lines[i], &out)
 	}
 	c.st.limit(&out)
@@ -255,8 +264,10 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		c.tel.ConnectorLinesUnknownFields.Add(ctx, unknown)
 	}
 	// An error goes back to the receiver, which may deliver the logs again:
-	// the spans made from a line are the same every time (their IDs derive
-	// from the line), so a redelivery cannot make a second turn.
+	// what was refused was not remembered as emitted, so the lines delivered
+	// again are emitted then; the spans made from a line are the same every
+	// time (their IDs derive from the line), so a redelivery of what was
+	// accepted cannot make a second turn.
 	return c.emit(ctx, &out)
 }
 
@@ -276,7 +287,14 @@ func (c *linesConnector) emit(ctx context.Context, out *emission) error {
 		return nil
 	}
 	if err := c.next.ConsumeTraces(ctx, out.traces); err != nil {
-		c.tel.ConnectorLinesDropped.Add(ctx, int64(out.turns+out.takes), c.reasonAttr(dropExportFailed))
+		// A turn counts as emitted only once the next consumer accepted
+		// it: the same lines delivered again are emitted then.
+		c.mu.Lock()
+		c.st.refused(out)
+		c.mu.Unlock()
+		if out.acked > 0 {
+			c.tel.ConnectorLinesDropped.Add(ctx, int64(out.acked), c.reasonAttr(dropExportFailed))
+		}
 		return err
 	}
 	if out.turns > 0 {
@@ -330,6 +348,22 @@ type emission struct {
 	pendingDelta int64
 	dropped      map[string]int64
 	released     []released
+	// batch is the ConsumeLogs call that made it (0: the sweep or the
+	// shutdown); acked counts the lines it sends that came in earlier
+	// calls, already acknowledged to their sender: a refusal loses those,
+	// while this call's own lines go back to the sender with the error.
+	batch uint64
+	acked int
+	// emitted are the turns it remembered as emitted, forgotten again when
+	// the next consumer refuses it.
+	emitted []ringRef
+}
+
+// count notes one line the emission sends.
+func (e *emission) count(l *line) {
+	if l.batch != e.batch {
+		e.acked++
+	}
 }
 
 type released struct {

@@ -12,7 +12,8 @@ import (
 )
 
 // FuzzConsumeLogs: any log bodies, one record each, never panic the
-// connector; whatever it holds it lets go at shutdown, and every span it
+// connector; what it holds and the launches it remembers stay within their
+// bounds; whatever it holds it lets go at shutdown, and every span it
 // emits is one of the SDK's three, in a trace.
 func FuzzConsumeLogs(f *testing.F) {
 	for _, s := range []string{
@@ -25,7 +26,7 @@ func FuzzConsumeLogs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		h := newHarness(t, func(c *Config) { c.MaxPending = 8 })
+		h := newHarness(t, func(c *Config) { c.MaxPending, c.EmittedCacheSize = 8, 4 })
 		ld := plog.NewLogs()
 		lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
 		for _, part := range strings.SplitN(body, "\x00", 16) {
@@ -36,6 +37,14 @@ func FuzzConsumeLogs(f *testing.F) {
 		}
 		if h.c.st.held > 8 {
 			t.Fatalf("holds %d lines, max_pending is 8", h.c.st.held)
+		}
+		ls := h.c.st.launches
+		n := 0
+		for _, list := range ls.bySource {
+			n += len(list)
+		}
+		if len(ls.byTrace) > 4 || n != len(ls.byTrace) {
+			t.Fatalf("remembers %d turns' launches (%d by source), emitted_cache_size is 4", len(ls.byTrace), n)
 		}
 		h.now = h.now.Add(time.Hour)
 		h.c.sweep(context.Background())

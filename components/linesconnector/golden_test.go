@@ -5,17 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/linestest"
 )
 
 var (
-	update = flag.Bool("update", false, "rewrite the golden verdicts (testdata/golden/*/expected.json)")
+	update = flag.Bool("update", false, "rewrite the golden verdicts (testdata/golden/*/expected.json; check what it writes: the pool and state verdicts of launches and oslog are the rules', whatever the processor gives)")
 	record = flag.Bool("record", false, "record the SDK's lines again (testdata/golden/{sdk,split}/*.log)")
 )
 
@@ -30,15 +35,17 @@ type goldenVerdict struct {
 }
 
 // golden is what a case must give: every verdict exactly, every malformed
-// line with its file, line number and reason, and the connector's counts.
+// line with its file, line number and reason, the connector's counts, and
+// the launches the connector gave the turns (each launch's traces).
 type golden struct {
 	Verdicts  []goldenVerdict  `json:"verdicts"`
 	Malformed []malformedLine  `json:"malformed"`
 	Counts    map[string]int64 `json:"counts"`
+	Launches  [][]string       `json:"launches"`
 }
 
 func goldenOf(r run) golden {
-	g := golden{Malformed: r.malformed, Counts: r.counts}
+	g := golden{Malformed: r.malformed, Counts: r.counts, Launches: launchGroups(r.traces)}
 	if g.Malformed == nil {
 		g.Malformed = []malformedLine{}
 	}
@@ -69,7 +76,18 @@ func goldenOf(r run) golden {
 //     os_log and syslog prefixes and no trace IDs on the phone's lines;
 //   - messy: the SDK's lines with timestamps and syslog prefixes, CRLF
 //     endings, fields this version does not know, and malformed lines and
-//     other log lines between them.
+//     other log lines between them;
+//   - launches: a day of the app's lines without history (no .before on any
+//     line): three launches of one phone (the turn index restarts and
+//     app_uptime drops at each), the phone's log rotated in the middle of
+//     the second (phone.log.1, phone.log), the engine's lines shuffled;
+//   - oslog: two launches told apart only by the process ID of their os_log
+//     prefix (the turn index goes on, no uptime is printed), the engine's
+//     lines shuffled and without timestamps.
+//
+// The pool and state verdicts of launches and oslog are what the rules say
+// of a launch's turns: they read movement across the launch, so they hold
+// once the verdict processor keeps each launch's recent turns.
 func TestGolden(t *testing.T) {
 	if *record {
 		recordSDKLines(t)
@@ -80,7 +98,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			names, err := filepath.Glob(filepath.Join(dir, "*.log"))
+			names, err := filepath.Glob(filepath.Join(dir, "*.log*"))
 			if err != nil || len(names) == 0 {
 				t.Fatalf("no .log files in %s", dir)
 			}
@@ -115,9 +133,26 @@ func TestGolden(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%v (run with -update to write it)", err)
 					}
-					if !bytes.Equal(b, want) {
-						t.Errorf("%s differs from what the pipeline gives:\n%s", path, b)
+					if bytes.Equal(b, want) {
+						return
 					}
+					// Say which part differs: the connector's (launches,
+					// malformed lines, counts) or the verdicts.
+					var w golden
+					if err := json.Unmarshal(want, &w); err != nil {
+						t.Fatal(err)
+					}
+					part := func(g golden) string {
+						b, _ := json.Marshal([]any{g.Launches, g.Malformed, g.Counts})
+						return string(b)
+					}
+					if part(got) != part(w) {
+						t.Errorf("the connector's launches, malformed lines or counts differ from %s", path)
+					}
+					for _, v := range diffVerdicts(got.Verdicts, w.Verdicts) {
+						t.Errorf("verdict of %s", v)
+					}
+					t.Errorf("%s differs from what the pipeline gives:\n%s", path, b)
 				})
 			}
 		})
@@ -166,4 +201,44 @@ func recordSDKLines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// launchGroups lists the traces of each launch the turns were given (its
+// service.instance.id), each launch's traces sorted, the launches by their
+// first trace: the grouping, whatever IDs the launches got.
+func launchGroups(traces []ptrace.Traces) [][]string {
+	byLaunch := map[string][]string{}
+	for _, s := range spansOf(traces) {
+		if s.span.Name() != semconv.SpanVoiceTurn {
+			continue
+		}
+		id, _ := s.res.Attributes().Get(semconv.ServiceInstanceID)
+		byLaunch[id.AsString()] = append(byLaunch[id.AsString()], s.span.TraceID().String())
+	}
+	out := [][]string{}
+	for _, ts := range byLaunch {
+		sort.Strings(ts)
+		out = append(out, slices.Compact(ts))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// diffVerdicts names each turn whose verdict is not the one wanted.
+func diffVerdicts(got, want []goldenVerdict) []string {
+	byTrace := map[string]goldenVerdict{}
+	for _, v := range got {
+		byTrace[v.Trace] = v
+	}
+	var out []string
+	for _, w := range want {
+		g, ok := byTrace[w.Trace]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("turn %d (trace %s): none, want %s", w.Turn, w.Trace, w.Cause))
+		case g.Cause != w.Cause || !slices.Equal(g.Causes, w.Causes) || g.Evidence != w.Evidence || g.Forced != w.Forced:
+			out = append(out, fmt.Sprintf("turn %d (trace %.8s): %s %v %q, want %s %v %q", w.Turn, w.Trace, g.Cause, g.Causes, g.Evidence, w.Cause, w.Causes, w.Evidence))
+		}
+	}
+	return out
 }

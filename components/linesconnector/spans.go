@@ -59,6 +59,9 @@ func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string) ptrace.S
 	if _, ok := rs.Resource().Attributes().Get(semconv.ServiceName); !ok {
 		rs.Resource().Attributes().PutStr(semconv.ServiceName, service)
 	}
+	if l.launch != "" {
+		rs.Resource().Attributes().PutStr(semconv.ServiceInstanceID, l.launch)
+	}
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
 	return ss.Spans()

@@ -47,6 +47,7 @@ type state struct {
 	queue        []queued // in arrival order; entries already gone are skipped
 	held         int
 	emitted      *emittedRing
+	launches     *launches
 }
 
 func newState(cfg *Config) *state {
@@ -57,11 +58,27 @@ func newState(cfg *Config) *state {
 		takesByTrace: map[pcommon.TraceID][]*heldTake{},
 		takesByID:    map[string][]*heldTake{},
 		emitted:      newEmittedRing(cfg.EmittedCacheSize),
+		launches:     newLaunches(cfg.EmittedCacheSize),
 	}
 }
 
-func (s *state) within(a, b time.Time) bool {
-	d := a.Sub(b)
+// moment is when a line was written and when it came.
+type moment struct {
+	at, arrived time.Time
+	timed       bool // at is the line's own time (its prefix's, or its log record's)
+}
+
+func (l *line) moment() moment { return moment{l.at, l.arrived, l.timed} }
+
+// within says whether a take and a turn are close enough in time to join:
+// by their own times when both have one; else by when they came, so a take
+// line without a timestamp, read all at once with timestamped turns, still
+// joins its turn by take ID.
+func (s *state) within(a, b moment) bool {
+	d := a.at.Sub(b.at)
+	if !a.timed || !b.timed {
+		d = a.arrived.Sub(b.arrived)
+	}
 	if d < 0 {
 		d = -d
 	}
@@ -86,6 +103,7 @@ func (s *state) addTurn(l *line, out *emission) {
 		out.drop(dropDuplicate)
 		return
 	}
+	l.launch = s.launches.launchOf(l, h.trace)
 	for _, u := range l.rec.Turn.Units {
 		if u.TakeID == "" {
 			continue
@@ -103,7 +121,7 @@ func (s *state) addTurn(l *line, out *emission) {
 	}
 	for _, id := range h.names {
 		for _, tk := range s.takesByID[id] {
-			if tk.gone || hasTake(h, id) || !s.within(l.at, tk.l.at) {
+			if tk.gone || hasTake(h, id) || !s.within(l.moment(), tk.l.moment()) {
 				continue
 			}
 			if !tk.l.trace.IsEmpty() && tk.l.trace != h.trace {
@@ -180,7 +198,7 @@ func (s *state) addTake(l *line, out *emission) {
 	}
 	// A turn that names the take and has no trace of its own (or the same).
 	for _, h := range s.turnsByTake[id] {
-		if h.gone || hasTake(h, id) || !s.within(h.l.at, l.at) {
+		if h.gone || hasTake(h, id) || !s.within(h.l.moment(), l.moment()) {
 			continue
 		}
 		if !l.trace.IsEmpty() && l.trace != h.trace {
@@ -197,7 +215,7 @@ func (s *state) addTake(l *line, out *emission) {
 		return
 	}
 	if l.trace.IsEmpty() {
-		if trace, ok := s.emitted.byTake(id, l.at, s); ok {
+		if trace, ok := s.emitted.byTake(id, l.moment(), s); ok {
 			s.releaseTake(l, trace, out)
 			return
 		}
@@ -280,17 +298,30 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 		out.released = append(out.released, released{what: "turn", file: h.l.file, number: h.l.number, reason: why})
 	}
 	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace)
+	out.count(h.l)
 	for _, tk := range h.takes {
 		appendTakeSpan(out.traces.ResourceSpans(), tk, h.trace)
+		out.count(tk)
 	}
 	out.turns++
 	out.takes += len(h.takes)
-	s.emitted.add(h.trace, h.names, h.l.at)
+	// Remembered as emitted now, so the lines that follow in this call join
+	// it; forgotten again if the next consumer refuses the emission.
+	out.emitted = append(out.emitted, s.emitted.add(h.trace, h.names, h.l.moment()))
 }
 
 func (s *state) releaseTake(l *line, trace pcommon.TraceID, out *emission) {
 	appendTakeSpan(out.traces.ResourceSpans(), l, trace)
+	out.count(l)
 	out.takes++
+}
+
+// refused undoes what a refused emission remembered: its turns were not
+// emitted, so the same lines delivered again are no duplicates.
+func (s *state) refused(out *emission) {
+	for _, ref := range out.emitted {
+		s.emitted.forget(ref)
+	}
 }
 
 // letGo ends a held entry's wait: a turn is emitted with what it has, a take
@@ -407,13 +438,21 @@ type emittedRing struct {
 	next    int
 	traces  map[pcommon.TraceID]int
 	takes   map[string][]int // take ID → ring slots
+	gen     uint64
 }
 
 type emitted struct {
 	trace pcommon.TraceID
 	names []string
-	at    time.Time
+	at    moment
 	used  bool
+	gen   uint64 // which add filled the slot
+}
+
+// ringRef names one add to the ring: its slot and which add it was.
+type ringRef struct {
+	slot int
+	gen  uint64
 }
 
 func newEmittedRing(n int) *emittedRing {
@@ -422,27 +461,44 @@ func newEmittedRing(n int) *emittedRing {
 
 func (r *emittedRing) hasTrace(t pcommon.TraceID) bool { return r.traces[t] > 0 }
 
-func (r *emittedRing) add(trace pcommon.TraceID, names []string, at time.Time) {
+func (r *emittedRing) add(trace pcommon.TraceID, names []string, at moment) ringRef {
 	slot := r.next
 	r.next = (r.next + 1) % len(r.entries)
-	if old := r.entries[slot]; old.used {
-		if r.traces[old.trace]--; r.traces[old.trace] <= 0 {
-			delete(r.traces, old.trace)
-		}
-		for _, id := range old.names {
-			removeFrom(r.takes, id, slot)
-		}
-	}
-	r.entries[slot] = emitted{trace: trace, names: names, at: at, used: true}
+	r.clear(slot)
+	r.gen++
+	r.entries[slot] = emitted{trace: trace, names: names, at: at, used: true, gen: r.gen}
 	r.traces[trace]++
 	for _, id := range names {
 		r.takes[id] = append(r.takes[id], slot)
 	}
+	return ringRef{slot, r.gen}
+}
+
+// forget removes what one add put in the ring, unless a later add has taken
+// its slot since.
+func (r *emittedRing) forget(ref ringRef) {
+	if e := r.entries[ref.slot]; e.used && e.gen == ref.gen {
+		r.clear(ref.slot)
+	}
+}
+
+func (r *emittedRing) clear(slot int) {
+	old := r.entries[slot]
+	if !old.used {
+		return
+	}
+	if r.traces[old.trace]--; r.traces[old.trace] <= 0 {
+		delete(r.traces, old.trace)
+	}
+	for _, id := range old.names {
+		removeFrom(r.takes, id, slot)
+	}
+	r.entries[slot] = emitted{}
 }
 
 // byTake finds the most recent emitted turn naming the take within the
 // window.
-func (r *emittedRing) byTake(id string, at time.Time, s *state) (pcommon.TraceID, bool) {
+func (r *emittedRing) byTake(id string, at moment, s *state) (pcommon.TraceID, bool) {
 	list := r.takes[id]
 	for i := len(list) - 1; i >= 0; i-- {
 		e := r.entries[list[i]]

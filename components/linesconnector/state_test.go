@@ -2,6 +2,7 @@ package linesconnector
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -189,5 +190,73 @@ func TestRecordTraceIDStandsInForTheLines(t *testing.T) {
 	inst, _ := rs.Resource().Attributes().Get(semconv.AppInstallationID)
 	if s.TraceID().String() != trA || inst.AsString() != "install-1" {
 		t.Fatalf("trace %s, installation %q", s.TraceID(), inst.AsString())
+	}
+}
+
+// TestARefusedTurnIsEmittedWhenDeliveredAgain: the next consumer refuses a
+// batch once; the receiver (or an OTLP client) delivers the same logs again
+// and gets the turn, with its take. A turn counts as emitted only once the
+// next consumer has accepted it, so the second delivery is no duplicate.
+func TestARefusedTurnIsEmittedWhenDeliveredAgain(t *testing.T) {
+	for name, lines := range map[string][]string{
+		"a turn alone":             {"[voice-turn] turn=1 trace=" + trA + " link=wifi units=1 gaps=0.10 broke=-"},
+		"a turn with its take":     {takeA, turnA},
+		"a turn without its trace": {"2026-11-30T08:00:00Z [voice-turn] turn=3 units=1 gaps=0.10 broke=1:1/0.50/1.50@t5", "2026-11-30T08:00:01Z [tts-take] take=t5 need=0.30"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.c.next = consumertest.NewErr(errors.New("the next consumer refuses"))
+			ld := plog.NewLogs()
+			lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+			for _, l := range lines {
+				lrs.AppendEmpty().Body().SetStr(l)
+			}
+			if err := h.c.ConsumeLogs(context.Background(), ld); err == nil {
+				t.Fatal("the refusal did not go back to the receiver")
+			}
+			h.c.next = h.sink
+			if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+				t.Fatal(err)
+			}
+			takes := len(lines) - 1
+			if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != takes {
+				t.Fatalf("after the delivery again: %v, want the turn and %d take", got, takes)
+			}
+			// Accepted now, a third delivery is a duplicate.
+			if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 {
+				t.Fatalf("delivered a third time: %v, want the turn once", got)
+			}
+		})
+	}
+}
+
+// TestAnUntimedTakeJoinsATimedTurnReadAtOnce: `percause lines` reads a
+// day's files at once; the phone's lines have timestamps, the engine's
+// take lines none. A take without a time of its own is placed by when it
+// came, so it joins the turn naming it by take ID, in either order.
+func TestAnUntimedTakeJoinsATimedTurnReadAtOnce(t *testing.T) {
+	turn := "2026-05-03T09:14:22Z [voice-turn] turn=2 units=2 gaps=0.10,0.10 broke=2:1/0.50/1.50@t2"
+	take := "[tts-take] take=t2 need=2.00"
+	for name, lines := range map[string][]string{"turn first": {turn, take}, "take first": {take, turn}} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil) // its clock is months after the turn's timestamp
+			h.feed(lines[0])
+			h.feed(lines[1])
+			if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 1 || len(h.sink.AllTraces()) != 1 {
+				t.Fatalf("%v in %d batches, want the turn with its take at once", got, len(h.sink.AllTraces()))
+			}
+		})
+	}
+	// Read apart by more than the take window, they do not join.
+	h := newHarness(t, nil)
+	h.feed(turn)
+	h.advance(DefaultTakeWindow + time.Second) // the turn goes alone after its wait
+	h.feed(take)
+	h.advance(DefaultWait)
+	if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 0 {
+		t.Fatalf("read %s apart: %v, want the turn alone", DefaultTakeWindow, got)
 	}
 }

@@ -8,13 +8,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // The reader: Read takes one line as it sits in a log (any prefix before the
 // tag, CRLF, fields in any order, fields this version does not know) in the
 // canonical spelling this package writes or in the app's own spellings of the
-// same readings, and returns its readings. docs/lines.md is the grammar.
+// same readings, and returns its readings. Each key=value is read by its
+// field of the table (fields.go); docs/lines.md is the grammar.
 
 // Kind is what a line reports.
 type Kind uint8
@@ -43,6 +45,7 @@ const (
 	MaxChanges     = 64
 	MaxLiveKinds   = 32
 	MaxUnknownKeys = 8 // unknown keys kept by name (all are counted)
+	MaxFaults      = 8 // faults of a refused line kept (all are counted)
 )
 
 // Reasons a line is refused. The set is bounded: they label a metric.
@@ -63,15 +66,66 @@ var Reasons = []string{ReasonSyntax, ReasonBadValue, ReasonBadTrace, ReasonDupli
 // log lines, which a reader skips without counting them as malformed.
 var ErrNotALine = errors.New("textlines: no [voice-turn] or [tts-take] tag")
 
-// LineError is why a tagged line was refused.
+// Fault is one thing wrong with a refused line.
+type Fault struct {
+	Reason string // one of Reasons
+	// Field is the key as the line spells it ("live", "health:app_uptime",
+	// "route_change@1.20"); "" when the fault is the line's as a whole.
+	Field string
+	Value string // the value as given (clipped), "" when it is not the fault
+	// Problem says what is wrong when the form alone does not.
+	Problem string
+	// Form is the form the field's value takes, for a value it could not
+	// read.
+	Form string
+}
+
+func (f Fault) String() string {
+	var b strings.Builder
+	if f.Field != "" {
+		b.WriteString(f.Field)
+		if f.Value != "" {
+			b.WriteByte('=')
+			b.WriteString(strconv.Quote(f.Value))
+		}
+		b.WriteString(": ")
+	}
+	switch {
+	case f.Problem != "" && f.Form != "":
+		b.WriteString(f.Problem)
+		b.WriteString(" — want ")
+		b.WriteString(f.Form)
+	case f.Form != "":
+		b.WriteString("want ")
+		b.WriteString(f.Form)
+	default:
+		b.WriteString(f.Problem)
+	}
+	return b.String()
+}
+
+// LineError is why a tagged line was refused: every fault it has.
 type LineError struct {
 	Kind   Kind
-	Reason string // one of Reasons
-	Detail string
+	Reason string  // the first fault's reason: the line's, as counted
+	Faults []Fault // in the order they were found, at most MaxFaults
+	More   int     // faults found past MaxFaults
+}
+
+// Detail lists every fault, separated by "; ".
+func (e *LineError) Detail() string {
+	parts := make([]string, 0, len(e.Faults)+1)
+	for _, f := range e.Faults {
+		parts = append(parts, f.String())
+	}
+	if e.More > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", e.More))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (e *LineError) Error() string {
-	return fmt.Sprintf("textlines: %s line refused (%s): %s", e.Kind, e.Reason, e.Detail)
+	return fmt.Sprintf("textlines: %s line refused (%s): %s", e.Kind, e.Reason, e.Detail())
 }
 
 // Unwrap makes every LineError an ErrSyntax.
@@ -176,6 +230,8 @@ type Record struct {
 	Kind    Kind
 	TraceID string    // 32 lowercase hex digits, "" when the line has none
 	Time    time.Time // a timestamp found in the prefix; zero when none
+	// PID is the process ID an os_log or syslog prefix names (0: none).
+	PID     int
 	Present Fields
 	Turn    TurnReading // Kind == KindTurn
 	Take    Take        // Kind == KindTake (TraceID also here)
@@ -188,7 +244,8 @@ type Record struct {
 }
 
 // Read reads one log line. A line without either tag returns ErrNotALine;
-// a tagged line that cannot be read returns a *LineError with its reason.
+// a tagged line that cannot be read returns a *LineError with every fault
+// it has.
 func Read(line string) (Record, error) {
 	line = strings.TrimRight(line, "\r\n")
 	kind, at := findTag(line)
@@ -196,36 +253,50 @@ func Read(line string) (Record, error) {
 		return Record{}, ErrNotALine
 	}
 	if len(line) > MaxLineBytes {
-		return Record{}, &LineError{kind, ReasonTooLong, fmt.Sprintf("%d bytes, at most %d", len(line), MaxLineBytes)}
+		return Record{}, &LineError{Kind: kind, Reason: ReasonTooLong,
+			Faults: []Fault{{Reason: ReasonTooLong, Problem: fmt.Sprintf("the line has %d bytes, at most %d", len(line), MaxLineBytes)}}}
 	}
-	r := reader{rec: Record{Kind: kind, Turn: TurnReading{DeclaredUnits: -1}}}
-	r.rec.Time = prefixTime(line[:at])
-	for tok := range strings.FieldsSeq(line[at+len(kind.String()):]) {
-		var err *LineError
-		if kind == KindTurn {
-			err = r.turnToken(tok)
-		} else {
-			err = r.takeToken(tok)
+	r := readers.Get().(*reader)
+	defer readers.Put(r)
+	r.reset(kind)
+	prefix := line[:at]
+	r.rec.Time = prefixTime(prefix)
+	r.rec.PID = prefixPID(prefix)
+	body := line[at+len(kind.String()):]
+	if kind == KindTurn {
+		for tok := range strings.FieldsSeq(body) {
+			r.turnToken(tok)
 		}
-		if err != nil {
-			err.Kind = kind
-			return Record{}, err
+	} else {
+		for tok := range strings.FieldsSeq(body) {
+			r.takeToken(tok)
 		}
 	}
-	var err *LineError
 	switch {
-	case r.rec.Present&^FTrace == 0:
-		err = bad(ReasonNoReadings, "no reading this version knows (%d unknown fields)", r.rec.Unknown)
+	case r.rec.Present&^FTrace == 0 && len(r.faults) == 0:
+		r.fail(Fault{Reason: ReasonNoReadings, Problem: fmt.Sprintf("no reading this version knows (%d unknown fields)", r.rec.Unknown)})
 	case kind == KindTurn:
-		err = r.finishTurn()
+		r.finishTurn()
 	default:
-		err = r.finishTake()
+		r.finishTake()
 	}
-	if err != nil {
-		err.Kind = kind
-		return Record{}, err
+	if len(r.faults) > 0 {
+		faults := r.faults
+		r.faults = nil // the error keeps them
+		return Record{}, &LineError{Kind: kind, Reason: faults[0].Reason, Faults: faults, More: r.more}
 	}
 	return r.rec, nil
+}
+
+// readers are reused: the table's read functions take the reader through
+// function values, so it would otherwise be allocated for every line. What
+// a Record returns is never reused; the per-unit lists merged into it are.
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// reset makes r ready for a line of kind, keeping its lists' storage.
+func (r *reader) reset(kind Kind) {
+	*r = reader{rec: Record{Kind: kind, Turn: TurnReading{DeclaredUnits: -1}},
+		gaps: r.gaps[:0], broke: r.broke[:0], perUnit: r.perUnit[:0]}
 }
 
 // findTag finds the first tag followed by a space or the end of the line.
@@ -256,42 +327,55 @@ type reader struct {
 	gaps    []UnitReading
 	broke   []UnitReading
 	perUnit []int
-	seen    uint64 // a bit per onceKeys key given
+	seen    uint64 // a bit per once-only key given (onceBit)
 	// btKey and uptimeKey: bt= and uptime= were given (the canonical
 	// spelling, which prints zeros for what the SDK was not given).
 	btKey, uptimeKey bool
+	faults           []Fault
+	more             int
 }
 
-func bad(reason, format string, args ...any) *LineError {
-	return &LineError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+// fault is what a field's read finds wrong with its value; the reader
+// makes it a Fault with the field's key and form.
+type fault struct{ reason, problem string }
+
+func badValue(problem string) *fault { return &fault{reason: ReasonBadValue, problem: problem} }
+
+// in is the Fault of key=v, whose value takes form.
+func (f *fault) in(key, v, form string) Fault {
+	out := Fault{Reason: f.reason, Field: key, Value: clip(v), Problem: f.problem}
+	if f.reason == ReasonBadValue || f.reason == ReasonBadTrace {
+		out.Form = form
+	}
+	return out
 }
 
-// onceKeys numbers the keys a line gives at most once: a turn line's fields
-// (the app's flags and listen_open: count as bt, stutter and listen), the
-// app's health: group, and a take line's fields.
-var onceKeys = func() map[string]uint {
-	m := map[string]uint{}
-	for _, keys := range [][]string{TurnKeys, {TurnKeyChanges, "health"}, TakeKeys} {
-		for _, k := range keys {
-			if _, ok := m[k]; !ok {
-				m[k] = uint(len(m))
-			}
+func (r *reader) fail(f Fault) {
+	if len(r.faults) < MaxFaults {
+		r.faults = append(r.faults, f)
+		return
+	}
+	r.more++
+}
+
+// faulted says whether a fault names the field.
+func (r *reader) faulted(key string) bool {
+	for _, f := range r.faults {
+		if f.Field == key {
+			return true
 		}
 	}
-	if len(m) > 64 {
-		panic("textlines: more keys than bits in reader.seen")
-	}
-	return m
-}()
+	return false
+}
 
-// once marks key as seen and refuses a second one.
-func (r *reader) once(key string) *LineError {
-	bit := uint64(1) << onceKeys[key]
-	if r.seen&bit != 0 {
-		return bad(ReasonDuplicate, "%s given twice", key)
+// once marks a once-only key as given; a second one is a fault.
+func (r *reader) once(bit uint, key string) bool {
+	if r.seen&(1<<bit) != 0 {
+		r.fail(Fault{Reason: ReasonDuplicate, Field: key, Problem: "given twice"})
+		return false
 	}
-	r.seen |= bit
-	return nil
+	r.seen |= 1 << bit
+	return true
 }
 
 func (r *reader) unknown(key string) {
@@ -306,205 +390,192 @@ func (r *reader) unknown(key string) {
 
 func (r *reader) set(f Fields) { r.rec.Present |= f }
 
-func (r *reader) turnToken(tok string) *LineError {
-	t := &r.rec.Turn
-	switch {
-	case strings.HasPrefix(tok, "+"):
-		flag := tok[1:]
-		switch flag {
-		case "bluetooth", "bt":
-			if err := r.once("bt"); err != nil {
-				return err
-			}
-			t.Bluetooth = true
-			r.set(FBluetooth)
-		case "stutter":
-			if err := r.once("stutter"); err != nil {
-				return err
-			}
-			t.Stutter = true
-			r.set(FStutter)
-		default:
-			r.unknown(tok)
-			return nil
-		}
-		r.rec.App = true
-		return nil
-	case strings.HasPrefix(tok, "route_change@"):
-		return r.appRouteChange(tok[len("route_change@"):])
-	case strings.HasPrefix(tok, "listen_open:"):
-		if err := r.once("listen"); err != nil {
-			return err
-		}
-		r.rec.App = true
-		return r.group(tok[len("listen_open:"):], "listen_open", r.listenOpen)
-	case strings.HasPrefix(tok, "health:"):
-		if err := r.once("health"); err != nil {
-			return err
-		}
-		r.rec.App = true
-		return r.group(tok[len("health:"):], "health", r.health)
-	}
-	key, v, ok := strings.Cut(tok, "=")
-	if !ok || key == "" {
-		return bad(ReasonSyntax, "%q is not key=value", clip(tok))
-	}
+// readField reads key=v by its field of the table.
+func readField[T any](r *reader, fields []field[T], i uint8, v string) {
+	f := &fields[i]
 	if v == "" {
-		return bad(ReasonSyntax, "%s has no value", key)
+		r.fail(Fault{Reason: ReasonSyntax, Field: f.key, Problem: "has no value", Form: f.form})
+		return
 	}
-	switch key {
-	case "turn", "trace", "link", "units", "underruns", "silent", "stutter", "route", "bt", "sample_rate",
-		"route_changes", "listen", "rpm", "post", "not_sent", "pool_reset", "live", "uptime", "activations",
-		"memory", "gaps", "broke", "changes":
-		if err := r.once(key); err != nil {
-			return err
+	if !r.once(uint(i), f.key) {
+		return
+	}
+	if ft := f.read(r, v); ft != nil {
+		r.fail(ft.in(f.key, v, f.form))
+	}
+}
+
+// turnToken reads one token of a [voice-turn] line: a field of the table,
+// else one of the app's spellings, else an unknown field.
+func (r *reader) turnToken(tok string) {
+	key, v, eq := strings.Cut(tok, "=")
+	if eq {
+		if i, ok := turnIndex[key]; ok {
+			readField(r, turnFields, i, v)
+			return
 		}
+	}
+	if tok[0] == '+' {
+		r.flag(tok)
+		return
+	}
+	if at, ok := strings.CutPrefix(tok, routeChangePrefix); ok {
+		r.appRouteChange(at)
+		return
+	}
+	for gi := range turnGroups {
+		if rest, ok := strings.CutPrefix(tok, turnGroups[gi].prefix); ok {
+			r.group(gi, rest)
+			return
+		}
+	}
+	r.otherToken(tok, key, v, eq, "key=value, a +flag, a group or a route change")
+}
+
+// takeToken reads one token of a [tts-take] line.
+func (r *reader) takeToken(tok string) {
+	key, v, eq := strings.Cut(tok, "=")
+	if eq {
+		if i, ok := takeIndex[key]; ok {
+			readField(r, takeFields, i, v)
+			return
+		}
+	}
+	if tok[0] == '+' {
+		r.unknown(tok)
+		return
+	}
+	r.otherToken(tok, key, v, eq, "key=value")
+}
+
+// otherToken is a token no field or spelling of this version reads: an
+// unknown key=value is ignored and counted, anything else is refused.
+func (r *reader) otherToken(tok, key, v string, eq bool, shapes string) {
+	switch {
+	case !eq || key == "":
+		r.fail(Fault{Reason: ReasonSyntax, Problem: fmt.Sprintf("%q is not %s", clip(tok), shapes)})
+	case v == "":
+		r.fail(Fault{Reason: ReasonSyntax, Field: clip(key), Problem: "has no value"})
 	default:
 		r.unknown(key)
-		return nil
 	}
-	switch key {
-	case "turn":
-		n, err := count(key, v)
-		t.Index = n
-		r.set(FTurn)
-		return err
-	case "trace":
-		return r.trace(v)
-	case "link":
-		if v == "-" {
-			return nil
+}
+
+// flag reads the app's +flag.
+func (r *reader) flag(tok string) {
+	name := tok[1:]
+	for i := range turnFlags {
+		f := &turnFlags[i]
+		if f.name != name {
+			continue
 		}
-		t.LinkType, t.LinkSubtype, _ = strings.Cut(v, "/")
-		r.set(FLink)
-		return nil
-	case "units":
-		n, err := count(key, v)
-		if err == nil && n > MaxUnits {
-			return bad(ReasonTooLong, "units=%d, at most %d", n, MaxUnits)
-		}
-		t.DeclaredUnits = n
-		r.set(FUnits)
-		return err
-	case "underruns":
-		if strings.Contains(v, ",") {
-			// The app's spelling: one count per unit.
-			parts, err := unitList(key, v)
-			if err != nil {
-				return err
-			}
-			r.perUnit = slices.Grow(r.perUnit, len(parts))
-			for _, p := range parts {
-				n, err := count("underruns", p)
-				if err != nil {
-					return err
-				}
-				r.perUnit = append(r.perUnit, n)
-			}
+		if r.once(uint(turnIndex[f.countsAs]), f.countsAs) {
+			f.set(r)
 			r.rec.App = true
-			r.set(FUnitUnderruns)
-			return nil
 		}
-		n, err := count(key, v)
-		t.Underruns = n
-		r.set(FUnderruns)
-		return err
-	case "silent":
-		d, err := seconds(key, v)
-		t.Silent = d
-		r.set(FSilent)
-		return err
-	case "stutter":
-		b, err := yesNo(key, v)
-		t.Stutter = b
-		r.set(FStutter)
-		return err
-	case "bt":
-		b, err := yesNo(key, v)
-		t.Bluetooth = b
-		r.set(FBluetooth)
-		r.btKey = true
-		return err
-	case "route":
-		in, out, ok := strings.Cut(v, ">")
-		if !ok {
-			return bad(ReasonBadValue, "route=%q is not inputs>outputs", clip(v))
-		}
-		t.Inputs, t.Outputs = list(in, "+"), list(out, "+")
-		if len(t.Inputs) > 0 || len(t.Outputs) > 0 {
-			r.set(FRoute)
-		}
-		return nil
-	case "sample_rate":
-		d, err := number(key, strings.TrimSuffix(v, "Hz"))
-		t.SampleRate = d
-		r.set(FSampleRate)
-		return err
-	case "route_changes":
-		n, err := count(key, v)
-		t.RouteChanges = n
-		r.set(FRouteChanges)
-		return err
-	case "changes":
-		return r.changes(v)
-	case "listen":
-		err := r.triple(key, v, []*float64{&t.ListenGrant, &t.ListenSession, &t.ListenTotal},
-			[]Fields{FListenGrant, FListenSession, FListenTotal})
-		if err == nil && t.ListenGrant == 0 && t.ListenSession == 0 && t.ListenTotal == 0 {
-			r.rec.Present &^= FListenGrant | FListenSession | FListenTotal // not recorded
-		}
-		return err
-	case "rpm":
-		err := r.triple(key, v, []*float64{&t.RPMLoaded, &t.RPMFresh}, []Fields{FRPM, FRPM})
-		if err == nil && t.RPMLoaded == 0 && t.RPMFresh == 0 {
-			r.rec.Present &^= FRPM
-		}
-		return err
-	case "post":
-		d, err := seconds(key, v)
-		t.SpeechEndToPost = d
-		r.set(FPost)
-		return err
-	case "not_sent":
-		d, err := seconds(key, v)
-		t.NotSent = d
-		r.set(FNotSent)
-		return err
-	case "pool_reset":
-		return r.pool(v)
-	case "live":
-		return r.live(v)
-	case "uptime":
-		r.uptimeKey = true
-		return r.triple(key, v, []*float64{&t.DeviceUptime, &t.AppUptime}, []Fields{FDeviceUptime, FAppUptime})
-	case "activations":
-		n, err := count(key, v)
-		t.Activations = n
-		r.set(FActivations)
-		return err
-	case "memory":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return bad(ReasonBadValue, "memory=%q is not an int", clip(v))
-		}
-		t.Memory = n
-		r.set(FMemory)
-		return nil
-	case "gaps":
-		return r.gapList(v)
-	case "broke":
-		return r.brokeList(v)
+		return
 	}
+	r.unknown(tok)
+}
+
+// group reads the app's prefix:k=v,k=v groups (listen_open:…, health:…).
+func (r *reader) group(gi int, v string) {
+	g := &turnGroups[gi]
+	name := strings.TrimSuffix(g.prefix, ":")
+	bit, onceKey := uint(len(turnFields)+gi), name
+	if g.countsAs != "" {
+		bit, onceKey = uint(turnIndex[g.countsAs]), g.countsAs
+	}
+	if !r.once(bit, onceKey) {
+		return
+	}
+	r.rec.App = true
+	if v == "" {
+		r.fail(Fault{Reason: ReasonSyntax, Field: name, Problem: "has no readings", Form: g.form})
+		return
+	}
+	var seen uint32 // a bit per key of the group given
+	for part := range strings.SplitSeq(v, ",") {
+		k, val, ok := strings.Cut(part, "=")
+		if !ok || k == "" || val == "" {
+			r.fail(Fault{Reason: ReasonSyntax, Field: name, Problem: fmt.Sprintf("%q is not key=value", clip(part)), Form: g.form})
+			continue
+		}
+		ki := -1
+		for i := range g.keys {
+			if g.keys[i].key == k {
+				ki = i
+				break
+			}
+		}
+		if ki < 0 {
+			r.unknown(name + ":" + k)
+			continue
+		}
+		if seen&(1<<ki) != 0 {
+			r.fail(Fault{Reason: ReasonDuplicate, Field: name + ":" + k, Problem: "given twice"})
+			continue
+		}
+		seen |= 1 << ki
+		if f := g.keys[ki].read(r, val); f != nil {
+			r.fail(f.in(name+":"+k, val, g.keys[ki].form))
+		}
+	}
+}
+
+// The readers of values: each sets its reading and its field bit only when
+// the whole value reads, so a refused value leaves nothing half read.
+
+func (r *reader) intTo(dst *int, f Fields, v string) *fault {
+	n, ok := parseCount(v)
+	if !ok {
+		return badValue("")
+	}
+	*dst = n
+	r.set(f)
 	return nil
 }
 
-func (r *reader) trace(v string) *LineError {
+func (r *reader) int64To(dst *int64, f Fields, v string) *fault {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return badValue("")
+	}
+	*dst = n
+	r.set(f)
+	return nil
+}
+
+func (r *reader) secondsTo(dst *float64, f Fields, v string) *fault {
+	d, ok := parseSeconds(v)
+	if !ok {
+		return badValue("")
+	}
+	*dst = d
+	r.set(f)
+	return nil
+}
+
+func (r *reader) boolTo(dst *bool, f Fields, v string) *fault {
+	switch v {
+	case "yes", "true", "1":
+		*dst = true
+	case "no", "false", "0":
+		*dst = false
+	default:
+		return badValue("")
+	}
+	r.set(f)
+	return nil
+}
+
+func (r *reader) trace(v string) *fault {
 	if v == "-" {
 		return nil
 	}
 	id, ok := ParseTraceID(v)
 	if !ok {
-		return bad(ReasonBadTrace, "trace=%q is not 32 hex digits", clip(v))
+		return &fault{reason: ReasonBadTrace}
 	}
 	r.rec.TraceID = id
 	r.set(FTrace)
@@ -524,315 +595,259 @@ func ParseTraceID(v string) (string, bool) {
 	return hex.EncodeToString(b[:]), true
 }
 
-// secondsTo sets a seconds reading of a group.
-func (r *reader) secondsTo(dst *float64, f Fields, name, v string) *LineError {
-	d, err := seconds(name, v)
-	*dst = d
-	r.set(f)
-	return err
-}
-
-// group reads the app's k=v,k=v groups (listen_open:…, health:…): set sets
-// one reading and reports whether it knows the key.
-func (r *reader) group(v, name string, set func(k, v string) (bool, *LineError)) *LineError {
-	if v == "" {
-		return bad(ReasonSyntax, "%s: has no readings", name)
-	}
-	var buf [8]string
-	seen := buf[:0] // the known keys given
-	for part := range strings.SplitSeq(v, ",") {
-		k, val, ok := strings.Cut(part, "=")
-		if !ok || k == "" || val == "" {
-			return bad(ReasonSyntax, "%s:%q is not key=value", name, clip(part))
+// slashed reads a/b[/c] seconds into dst, all or none.
+func slashed(v string, dst ...*float64) *fault {
+	var vals [3]float64
+	i := 0
+	for p := range strings.SplitSeq(v, "/") {
+		if i == len(dst) {
+			return badValue(fmt.Sprintf("more than %d parts", len(dst)))
 		}
-		if slices.Contains(seen, k) {
-			return bad(ReasonDuplicate, "%s:%s given twice", name, k)
-		}
-		known, err := set(k, val)
-		if !known {
-			r.unknown(name + ":" + k)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		seen = append(seen, k)
-	}
-	return nil
-}
-
-// listenOpen sets a reading of the app's listen_open: group.
-func (r *reader) listenOpen(k, v string) (bool, *LineError) {
-	t := &r.rec.Turn
-	switch k {
-	case "grant":
-		return true, r.secondsTo(&t.ListenGrant, FListenGrant, "listen_open:grant", v)
-	case "session":
-		return true, r.secondsTo(&t.ListenSession, FListenSession, "listen_open:session", v)
-	case "total":
-		return true, r.secondsTo(&t.ListenTotal, FListenTotal, "listen_open:total", v)
-	}
-	return false, nil
-}
-
-// health sets a reading of the app's health: group.
-func (r *reader) health(k, v string) (bool, *LineError) {
-	t := &r.rec.Turn
-	switch k {
-	case "device_uptime":
-		return true, r.secondsTo(&t.DeviceUptime, FDeviceUptime, "health:device_uptime", v)
-	case "app_uptime":
-		return true, r.secondsTo(&t.AppUptime, FAppUptime, "health:app_uptime", v)
-	case "uptime":
-		d, a, ok := strings.Cut(v, "/")
+		d, ok := parseSeconds(p)
 		if !ok {
-			return true, bad(ReasonBadValue, "health:uptime=%q is not device/app", v)
+			return badValue(fmt.Sprintf("%q is not seconds", clip(p)))
 		}
-		if err := r.secondsTo(&t.DeviceUptime, FDeviceUptime, "health:uptime", d); err != nil {
-			return true, err
-		}
-		return true, r.secondsTo(&t.AppUptime, FAppUptime, "health:uptime", a)
-	case "activations":
-		n, err := count("health:activations", v)
-		t.Activations = n
-		r.set(FActivations)
-		return true, err
-	case "memory":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return true, bad(ReasonBadValue, "health:memory=%q is not an int", v)
-		}
-		t.Memory = n
-		r.set(FMemory)
-		return true, nil
+		vals[i] = d
+		i++
 	}
-	return false, nil
-}
-
-// triple reads a/b[/c] seconds.
-func (r *reader) triple(key, v string, dst []*float64, fs []Fields) *LineError {
-	parts := strings.Split(v, "/")
-	if len(parts) != len(dst) {
-		return bad(ReasonBadValue, "%s=%q has %d parts, want %d", key, clip(v), len(parts), len(dst))
+	if i != len(dst) {
+		return badValue(fmt.Sprintf("%d parts, want %d", i, len(dst)))
 	}
-	for i, p := range parts {
-		d, err := seconds(key, p)
-		if err != nil {
-			return err
-		}
-		*dst[i] = d
-		r.set(fs[i])
+	for i, d := range dst {
+		*d = vals[i]
 	}
 	return nil
 }
 
-func (r *reader) pool(v string) *LineError {
-	t := &r.rec.Turn
+func (r *reader) underruns(v string) *fault {
+	if !strings.Contains(v, ",") {
+		return r.intTo(&r.rec.Turn.Underruns, FUnderruns, v)
+	}
+	// The app's spelling: one count per unit.
+	n := strings.Count(v, ",") + 1
+	if n > MaxUnits {
+		return &fault{reason: ReasonTooLong, problem: fmt.Sprintf("%d units, at most %d", n, MaxUnits)}
+	}
+	per := slices.Grow(r.perUnit[:0], n)
+	for p := range strings.SplitSeq(v, ",") {
+		c, ok := parseCount(p)
+		if !ok {
+			return badValue(fmt.Sprintf("unit %d's %q is not an int", len(per)+1, clip(p)))
+		}
+		per = append(per, c)
+	}
+	r.perUnit = per
+	r.rec.App = true
+	r.set(FUnitUnderruns)
+	return nil
+}
+
+func (r *reader) pool(v string) *fault {
 	if v == "-" {
 		return nil
 	}
 	now, prior, hasPrior := v, "", false
 	if i := strings.IndexByte(v, '('); i >= 0 {
 		if !strings.HasSuffix(v, ")") {
-			return bad(ReasonBadValue, "pool_reset=%q is not now(before)", clip(v))
+			return badValue("no closing parenthesis")
 		}
 		now, prior, hasPrior = v[:i], v[i+1:len(v)-1], true
 	}
-	n, err := count("pool_reset", now)
-	if err != nil {
-		return err
+	n, ok := parseCount(now)
+	if !ok {
+		return badValue(fmt.Sprintf("%q is not an int", clip(now)))
 	}
-	t.PoolResets, t.HasPoolResets = n, true
+	p := 0
 	if hasPrior {
-		p, err := count("pool_reset", prior)
-		if err != nil {
-			return err
+		if p, ok = parseCount(prior); !ok {
+			return badValue(fmt.Sprintf("%q is not an int", clip(prior)))
 		}
-		t.PoolResetsBefore, t.HasPoolPrior = p, true
 	}
+	t := &r.rec.Turn
+	t.PoolResets, t.HasPoolResets = n, true
+	t.PoolResetsBefore, t.HasPoolPrior = p, hasPrior
 	r.set(FPool)
 	return nil
 }
 
 // live reads kind:now[(b,b,b)],… (commas also separate the history inside
 // the parentheses).
-func (r *reader) live(v string) *LineError {
-	t := &r.rec.Turn
+func (r *reader) live(v string) *fault {
 	if v == "-" {
 		return nil
 	}
+	var kinds []Live
 	for v != "" {
 		kind, rest, ok := strings.Cut(v, ":")
 		if !ok || kind == "" {
-			return bad(ReasonBadValue, "live: %q is not kind:count", clip(v))
+			return badValue(fmt.Sprintf("%q is not kind:count", clip(v)))
 		}
 		end := strings.IndexAny(rest, ",(")
 		if end < 0 {
 			end = len(rest)
 		}
-		now, err := liveCount(kind, rest[:end])
-		if err != nil {
-			return err
+		now, ok := parseCount(rest[:end])
+		if !ok {
+			return badValue(fmt.Sprintf("the count of %s %q is not an int", clip(kind), clip(rest[:end])))
 		}
 		l := Live{Kind: kind, Now: now}
 		rest = rest[end:]
 		if strings.HasPrefix(rest, "(") {
-			close := strings.IndexByte(rest, ')')
-			if close < 0 {
-				return bad(ReasonBadValue, "live:%s history has no closing parenthesis", kind)
+			end := strings.IndexByte(rest, ')')
+			if end < 0 {
+				return badValue(fmt.Sprintf("the history of %s has no closing parenthesis", clip(kind)))
 			}
-			for p := range strings.SplitSeq(rest[1:close], ",") {
-				n, err := liveCount(kind, p)
-				if err != nil {
-					return err
+			for p := range strings.SplitSeq(rest[1:end], ",") {
+				n, ok := parseCount(p)
+				if !ok {
+					return badValue(fmt.Sprintf("the history of %s: %q is not an int", clip(kind), clip(p)))
 				}
 				l.Before = append(l.Before, n)
 			}
-			rest = rest[close+1:]
+			rest = rest[end+1:]
 		}
-		for _, o := range t.Live {
+		for _, o := range kinds {
 			if o.Kind == kind {
-				return bad(ReasonDuplicate, "live:%s given twice", kind)
+				return &fault{reason: ReasonDuplicate, problem: clip(kind) + " given twice"}
 			}
 		}
-		if len(t.Live) >= MaxLiveKinds {
-			return bad(ReasonTooLong, "more than %d live kinds", MaxLiveKinds)
+		if len(kinds) >= MaxLiveKinds {
+			return &fault{reason: ReasonTooLong, problem: fmt.Sprintf("more than %d live kinds", MaxLiveKinds)}
 		}
-		t.Live = append(t.Live, l)
+		kinds = append(kinds, l)
 		if rest != "" {
 			if rest[0] != ',' {
-				return bad(ReasonBadValue, "live: %q after %s", clip(rest), kind)
+				return badValue(fmt.Sprintf("%q after %s", clip(rest), clip(kind)))
 			}
 			rest = rest[1:]
 			if rest == "" {
-				return bad(ReasonBadValue, "live ends with a comma")
+				return badValue("ends with a comma")
 			}
 		}
 		v = rest
 	}
+	r.rec.Turn.Live = kinds
 	r.set(FLive)
 	return nil
 }
 
-// liveCount reads a count of kind; its key is spelled out only when the
-// count is bad.
-func liveCount(kind, v string) (int, *LineError) {
-	n, err := count("live", v)
-	if err != nil {
-		_, err = count("live:"+kind, v)
+// units bounds a per-unit list (gaps, broke) before it is split.
+func units(v string) (int, *fault) {
+	n := strings.Count(v, ",") + 1
+	if n > MaxUnits {
+		return n, &fault{reason: ReasonTooLong, problem: fmt.Sprintf("%d units, at most %d", n, MaxUnits)}
 	}
-	return n, err
-}
-
-// unitList splits a per-unit list (gaps, broke, the app's underruns),
-// refusing one of more than MaxUnits before it is split.
-func unitList(key, v string) ([]string, *LineError) {
-	if n := strings.Count(v, ",") + 1; n > MaxUnits {
-		return nil, bad(ReasonTooLong, "%s lists %d units, at most %d", key, n, MaxUnits)
-	}
-	return strings.Split(v, ","), nil
+	return n, nil
 }
 
 // gapList reads gap[a(lead)],… one per unit.
-func (r *reader) gapList(v string) *LineError {
+func (r *reader) gapList(v string) *fault {
 	if v == "-" {
 		r.set(FGaps)
 		return nil
 	}
-	parts, err := unitList("gaps", v)
-	if err != nil {
-		return err
+	n, f := units(v)
+	if f != nil {
+		return f
 	}
-	r.gaps = slices.Grow(r.gaps, len(parts))
-	for i, p := range parts {
-		u := UnitReading{Index: i + 1}
+	gaps := slices.Grow(r.gaps[:0], n)
+	app := false
+	for p := range strings.SplitSeq(v, ",") {
+		u := UnitReading{Index: len(gaps) + 1}
 		g := p
 		if j := strings.Index(p, "a("); j >= 0 {
 			if !strings.HasSuffix(p, ")") {
-				return bad(ReasonBadValue, "gap %q is not gap or gap a(lead)", clip(p))
+				return badValue(fmt.Sprintf("unit %d's %q is not gap or gap a(lead)", u.Index, clip(p)))
 			}
-			lead, err := number("gaps lead", strings.TrimSuffix(p[j+2:len(p)-1], "s"))
-			if err != nil {
-				return err
+			lead, ok := parseNumber(strings.TrimSuffix(p[j+2:len(p)-1], "s"))
+			if !ok {
+				return badValue(fmt.Sprintf("unit %d's lead %q is not seconds", u.Index, clip(p[j+2:len(p)-1])))
 			}
 			u.Lead, u.HasLead, g = lead, true, p[:j]
 			if lead >= 0 {
-				r.rec.App = true // the canonical line shows a lead only when it is negative
+				app = true // the canonical line shows a lead only when it is negative
 			}
 		}
-		gap, err := seconds("gaps", g)
-		if err != nil {
-			return err
+		gap, ok := parseSeconds(g)
+		if !ok {
+			return badValue(fmt.Sprintf("unit %d's gap %q is not seconds", u.Index, clip(g)))
 		}
 		u.Gap, u.HasGap = gap, true
-		r.gaps = append(r.gaps, u)
+		gaps = append(gaps, u)
 	}
+	r.gaps = gaps
+	r.rec.App = r.rec.App || app
 	r.set(FGaps)
 	return nil
 }
 
 // brokeList reads index:underruns/silent/cushion@take,…
-func (r *reader) brokeList(v string) *LineError {
+func (r *reader) brokeList(v string) *fault {
 	if v == "-" {
 		r.set(FBroke)
 		return nil
 	}
-	parts, err := unitList("broke", v)
-	if err != nil {
-		return err
+	if _, f := units(v); f != nil {
+		return f
 	}
-	for _, p := range parts {
+	broke := r.broke[:0]
+	for p := range strings.SplitSeq(v, ",") {
 		idx, rest, ok := strings.Cut(p, ":")
 		body, take, ok2 := strings.Cut(rest, "@")
-		nums := strings.Split(body, "/")
-		if !ok || !ok2 || len(nums) != 3 {
-			return bad(ReasonBadValue, "broke %q is not index:underruns/silent/cushion@take", clip(p))
+		under, rest, ok3 := strings.Cut(body, "/")
+		silentS, cushionS, ok4 := strings.Cut(rest, "/")
+		if !ok || !ok2 || !ok3 || !ok4 || strings.Contains(cushionS, "/") {
+			return badValue(fmt.Sprintf("%q is not index:underruns/silent/cushion@take", clip(p)))
 		}
-		i, err := count("broke index", idx)
-		if err != nil {
-			return err
+		i, ok := parseCount(idx)
+		if !ok || i < 1 || i > MaxUnits {
+			return badValue(fmt.Sprintf("%q: the unit index %q is not 1..%d", clip(p), clip(idx), MaxUnits))
 		}
-		if i < 1 || i > MaxUnits {
-			return bad(ReasonBadValue, "broke index %d is not 1..%d", i, MaxUnits)
+		n, ok := parseCount(under)
+		if !ok {
+			return badValue(fmt.Sprintf("unit %d's underruns %q are not an int", i, clip(under)))
 		}
-		n, err := count("broke underruns", nums[0])
-		if err != nil {
-			return err
+		silent, ok := parseSeconds(silentS)
+		if !ok {
+			return badValue(fmt.Sprintf("unit %d's silent %q is not seconds", i, clip(silentS)))
 		}
-		silent, err := seconds("broke silent", nums[1])
-		if err != nil {
-			return err
+		cushion, ok := parseSeconds(cushionS)
+		if !ok {
+			return badValue(fmt.Sprintf("unit %d's cushion %q is not seconds", i, clip(cushionS)))
 		}
-		cushion, err := seconds("broke cushion", nums[2])
-		if err != nil {
-			return err
-		}
-		for _, o := range r.broke {
+		for _, o := range broke {
 			if o.Index == i {
-				return bad(ReasonDuplicate, "broke names unit %d twice", i)
+				return &fault{reason: ReasonDuplicate, problem: fmt.Sprintf("names unit %d twice", i)}
 			}
 		}
-		r.broke = append(r.broke, UnitReading{Index: i, Underruns: n, HasUnderruns: true, Silent: silent, Cushion: cushion,
+		broke = append(broke, UnitReading{Index: i, Underruns: n, HasUnderruns: true, Silent: silent, Cushion: cushion,
 			HasBroke: true, TakeID: undash(take)})
 	}
+	r.broke = broke
 	r.set(FBroke)
 	return nil
 }
 
 // changes reads the canonical changes=at@reason>out+out,…
-func (r *reader) changes(v string) *LineError {
+func (r *reader) changes(v string) *fault {
 	if v == "-" {
 		r.set(FChanges)
 		return nil
 	}
+	t := &r.rec.Turn
+	kept := len(t.Changes)
 	for p := range strings.SplitSeq(v, ",") {
 		at, rest, ok := strings.Cut(p, "@")
 		reason, outs, ok2 := strings.Cut(rest, ">")
+		var f *fault
 		if !ok || !ok2 {
-			return bad(ReasonBadValue, "change %q is not at@reason>outputs", clip(p))
+			f = badValue(fmt.Sprintf("%q is not at@reason>outputs", clip(p)))
+		} else {
+			f = r.addChange(at, reason, list(outs, "+"))
 		}
-		if err := r.addChange(at, reason, list(outs, "+")); err != nil {
-			return err
+		if f != nil {
+			t.Changes = t.Changes[:kept]
+			return f
 		}
 	}
 	r.set(FChanges)
@@ -840,10 +855,12 @@ func (r *reader) changes(v string) *LineError {
 }
 
 // appRouteChange reads the app's route_change@<s>=<reason>:<outputs>.
-func (r *reader) appRouteChange(v string) *LineError {
+func (r *reader) appRouteChange(v string) {
+	r.rec.App = true
 	at, rest, ok := strings.Cut(v, "=")
 	if !ok {
-		return bad(ReasonSyntax, "route_change@%q is not route_change@<s>=<reason>:<outputs>", clip(v))
+		r.fail(Fault{Reason: ReasonSyntax, Field: routeChangePrefix + clip(v), Problem: "has no =<reason>:<outputs>", Form: routeChangeForm})
+		return
 	}
 	reason, outs, _ := strings.Cut(rest, ":")
 	var outputs []string
@@ -852,47 +869,53 @@ func (r *reader) appRouteChange(v string) *LineError {
 	} else {
 		outputs = list(outs, "+")
 	}
-	r.rec.App = true
-	if err := r.addChange(at, reason, outputs); err != nil {
-		return err
+	if f := r.addChange(at, reason, outputs); f != nil {
+		r.fail(f.in(routeChangePrefix+clip(at), rest, routeChangeForm))
+		return
 	}
 	r.set(FChanges)
-	return nil
 }
 
-func (r *reader) addChange(at, reason string, outputs []string) *LineError {
+func (r *reader) addChange(at, reason string, outputs []string) *fault {
 	t := &r.rec.Turn
 	if len(t.Changes) >= MaxChanges {
-		return bad(ReasonTooLong, "more than %d route changes", MaxChanges)
+		return &fault{reason: ReasonTooLong, problem: fmt.Sprintf("more than %d route changes", MaxChanges)}
 	}
-	a, err := number("route change at", strings.TrimSuffix(at, "s"))
-	if err != nil {
-		return err
+	a, ok := parseNumber(strings.TrimSuffix(at, "s"))
+	if !ok {
+		return badValue(fmt.Sprintf("the time %q is not seconds", clip(at)))
 	}
 	t.Changes = append(t.Changes, RouteChange{At: a, Reason: undash(reason), Outputs: outputs})
 	return nil
 }
 
+func (r *reader) inconsistent(format string, args ...any) {
+	r.fail(Fault{Reason: ReasonInconsistent, Problem: fmt.Sprintf(format, args...)})
+}
+
 // finishTurn merges the per-unit lists and checks the line against itself.
-func (r *reader) finishTurn() *LineError {
+func (r *reader) finishTurn() {
 	t := &r.rec.Turn
+	has := r.rec.Present.Has
 	n := len(r.gaps)
-	if r.rec.Present.Has(FUnitUnderruns) {
+	if has(FUnitUnderruns) {
 		if n > 0 && len(r.perUnit) != n {
-			return bad(ReasonInconsistent, "underruns lists %d units, gaps %d", len(r.perUnit), n)
+			r.inconsistent("underruns lists %d units, gaps %d", len(r.perUnit), n)
 		}
 		n = len(r.perUnit)
 	}
 	if t.DeclaredUnits >= 0 {
-		if r.rec.Present.Has(FGaps) && len(r.gaps) != t.DeclaredUnits || r.rec.Present.Has(FUnitUnderruns) && len(r.perUnit) != t.DeclaredUnits {
-			return bad(ReasonInconsistent, "units=%d but the line lists %d", t.DeclaredUnits, n)
+		if has(FGaps) && len(r.gaps) != t.DeclaredUnits || has(FUnitUnderruns) && len(r.perUnit) != t.DeclaredUnits {
+			r.inconsistent("units=%d but the line lists %d", t.DeclaredUnits, n)
 		}
 		n = t.DeclaredUnits
 	}
+	listed := t.DeclaredUnits >= 0 || has(FGaps) || has(FUnitUnderruns)
 	for _, b := range r.broke {
 		if b.Index > n {
-			if t.DeclaredUnits >= 0 || r.rec.Present.Has(FGaps) || r.rec.Present.Has(FUnitUnderruns) {
-				return bad(ReasonInconsistent, "broke names unit %d of %d", b.Index, n)
+			if listed {
+				r.inconsistent("broke names unit %d of %d", b.Index, n)
+				continue
 			}
 			n = b.Index // units known only from broke
 		}
@@ -909,17 +932,20 @@ func (r *reader) finishTurn() *LineError {
 	}
 	// A canonical line (no per-unit list) says every unit not in broke had
 	// no underrun.
-	known := r.rec.Present.Has(FBroke) || r.rec.Present.Has(FUnitUnderruns)
+	known := has(FBroke) || has(FUnitUnderruns)
 	// So does a line whose total is 0.
-	if known && !r.rec.Present.Has(FUnitUnderruns) || !known && r.rec.Present.Has(FUnderruns) && t.Underruns == 0 {
+	if known && !has(FUnitUnderruns) || !known && has(FUnderruns) && t.Underruns == 0 {
 		for i := range units {
 			units[i].HasUnderruns = true
 		}
 	}
 	for _, b := range r.broke {
+		if b.Index > n {
+			continue // refused above
+		}
 		u := &units[b.Index-1]
-		if u.HasUnderruns && r.rec.Present.Has(FUnitUnderruns) && u.Underruns != b.Underruns {
-			return bad(ReasonInconsistent, "unit %d: underruns says %d, broke %d", b.Index, u.Underruns, b.Underruns)
+		if u.HasUnderruns && has(FUnitUnderruns) && u.Underruns != b.Underruns {
+			r.inconsistent("unit %d: underruns says %d, broke %d", b.Index, u.Underruns, b.Underruns)
 		}
 		u.Underruns, u.HasUnderruns = b.Underruns, true
 		u.Silent, u.Cushion, u.TakeID, u.HasBroke = b.Silent, b.Cushion, b.TakeID, true
@@ -929,11 +955,11 @@ func (r *reader) finishTurn() *LineError {
 		sum += u.Underruns
 		silent += u.Silent
 	}
-	if r.rec.Present.Has(FUnderruns) && known && sum != t.Underruns {
-		return bad(ReasonInconsistent, "underruns=%d but the units add up to %d", t.Underruns, sum)
+	if has(FUnderruns) && known && sum != t.Underruns {
+		r.inconsistent("underruns=%d but the units add up to %d", t.Underruns, sum)
 	}
-	if r.rec.Present.Has(FSilent) && r.rec.Present.Has(FBroke) && math.Abs(silent-t.Silent) > 0.005*float64(len(r.broke)+1) {
-		return bad(ReasonInconsistent, "silent=%.2f but broke adds up to %.2f", t.Silent, silent)
+	if has(FSilent) && has(FBroke) && math.Abs(silent-t.Silent) > 0.005*float64(len(r.broke)+1) {
+		r.inconsistent("silent=%.2f but broke adds up to %.2f", t.Silent, silent)
 	}
 	t.Units = units
 	// The canonical line prints zeros for the groups the SDK was not given
@@ -941,95 +967,29 @@ func (r *reader) finishTurn() *LineError {
 	if r.uptimeKey && t.DeviceUptime == 0 && t.AppUptime == 0 && t.Activations == 0 && t.Memory == 0 {
 		r.rec.Present &^= FDeviceUptime | FAppUptime | FActivations | FMemory
 	}
-	if r.btKey && !t.Bluetooth && !r.rec.Present.Has(FRoute) {
+	if r.btKey && !t.Bluetooth && !has(FRoute) {
 		r.rec.Present &^= FBluetooth
 	}
-	if r.rec.Present.Has(FChanges) {
-		if r.rec.Present.Has(FRouteChanges) && t.RouteChanges != len(t.Changes) {
-			return bad(ReasonInconsistent, "route_changes=%d but %d changes listed", t.RouteChanges, len(t.Changes))
+	if has(FChanges) {
+		if has(FRouteChanges) && t.RouteChanges != len(t.Changes) {
+			r.inconsistent("route_changes=%d but %d changes listed", t.RouteChanges, len(t.Changes))
 		}
 		t.RouteChanges = len(t.Changes)
 		r.set(FRouteChanges)
 	}
-	return nil
 }
 
-func (r *reader) takeToken(tok string) *LineError {
-	t := &r.rec.Take
-	key, v, ok := strings.Cut(tok, "=")
-	if !ok || key == "" {
-		if strings.HasPrefix(tok, "+") {
-			r.unknown(tok)
-			return nil
-		}
-		return bad(ReasonSyntax, "%q is not key=value", clip(tok))
-	}
-	if v == "" {
-		return bad(ReasonSyntax, "%s has no value", key)
-	}
-	var dst *float64
-	var f Fields
-	switch key {
-	case "take":
-		f = FTake
-	case "trace":
-		f = FTrace
-	case "first_byte":
-		dst, f = &t.FirstByte, FFirstByte
-	case "total":
-		dst, f = &t.Total, FTotal
-	case "audio":
-		dst, f = &t.Audio, FAudio
-	case "rate":
-		dst, f = &t.Rate, FRate
-	case "need":
-		dst, f = &t.Need, FNeed
-	case "beside":
-		f = FBeside
-	default:
-		r.unknown(key)
-		return nil
-	}
-	if err := r.once(key); err != nil {
-		return err
-	}
-	switch key {
-	case "take":
-		if v != "-" {
-			t.ID = v
-			r.set(FTake)
-		}
-		return nil
-	case "trace":
-		return r.trace(v)
-	case "beside":
-		n, err := count(key, v)
-		t.Beside = n
-		r.set(FBeside)
-		return err
-	case "rate":
-		d, err := number(key, strings.TrimSuffix(v, "x"))
-		*dst = d
-		r.set(f)
-		return err
-	}
-	d, err := seconds(key, v)
-	*dst = d
-	r.set(f)
-	return err
-}
-
-func (r *reader) finishTake() *LineError {
-	if !r.rec.Present.Has(FTake) {
-		return bad(ReasonBadValue, "take names no take id (take=)")
+func (r *reader) finishTake() {
+	if !r.rec.Present.Has(FTake) && !r.faulted(takeFields[0].key) {
+		r.fail(Fault{Reason: ReasonBadValue, Field: "take", Problem: "no take id given", Form: takeFields[0].form})
+		return
 	}
 	r.rec.Take.TraceID = r.rec.TraceID
-	return nil
 }
 
-// seconds reads a duration: a finite decimal number, optionally with the
-// unit s or ms.
-func seconds(key, v string) (float64, *LineError) {
+// parseSeconds reads a duration: a finite decimal number, optionally with
+// the unit s or ms.
+func parseSeconds(v string) (float64, bool) {
 	scale := 1.0
 	switch {
 	case strings.HasSuffix(v, "ms"):
@@ -1037,39 +997,31 @@ func seconds(key, v string) (float64, *LineError) {
 	case strings.HasSuffix(v, "s"):
 		v = v[:len(v)-1]
 	}
-	d, err := number(key, v)
-	return d * scale, err
+	d, ok := parseNumber(v)
+	return d * scale, ok
 }
 
-// number reads a finite decimal number (no hex, no NaN, no infinities).
-func number(key, v string) (float64, *LineError) {
+// parseNumber reads a finite decimal number (no hex, no NaN, no
+// infinities).
+func parseNumber(v string) (float64, bool) {
 	if v == "" || strings.ContainsAny(v, "xXpPnNiI_") {
-		return 0, bad(ReasonBadValue, "%s=%q is not a number", key, clip(v))
+		return 0, false
 	}
 	d, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(d) || math.IsInf(d, 0) {
-		return 0, bad(ReasonBadValue, "%s=%q is not a number", key, clip(v))
+		return 0, false
 	}
-	return d, nil
+	return d, true
 }
 
-// count reads an int (negative ones are read: the rules say they are bad).
-func count(key, v string) (int, *LineError) {
+// parseCount reads an int (negative ones are read: the rules say they are
+// bad).
+func parseCount(v string) (int, bool) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n > math.MaxInt32 || n < math.MinInt32 {
-		return 0, bad(ReasonBadValue, "%s=%q is not an int", key, clip(v))
+		return 0, false
 	}
-	return n, nil
-}
-
-func yesNo(key, v string) (bool, *LineError) {
-	switch v {
-	case "yes", "true", "1":
-		return true, nil
-	case "no", "false", "0":
-		return false, nil
-	}
-	return false, bad(ReasonBadValue, "%s=%q is not yes or no", key, clip(v))
+	return n, true
 }
 
 // list splits a value list; "-" and "" are empty.
@@ -1086,58 +1038,16 @@ func list(v, sep string) []string {
 	return out
 }
 
+func undash(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
 func clip(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "…"
 	}
 	return s
-}
-
-// prefixTime finds a timestamp in the text before the tag: RFC 3339 or ISO
-// 8601 with a space, with or without fractions and zone (no zone: UTC), as
-// os_log, journald and most loggers print them. Zero when there is none.
-func prefixTime(p string) time.Time {
-	for i := 0; i+19 <= len(p); i++ {
-		c := p[i]
-		if c < '0' || c > '9' || i > 0 && p[i-1] >= '0' && p[i-1] <= '9' {
-			continue
-		}
-		if t, ok := isoAt(p[i:]); ok {
-			return t
-		}
-	}
-	return time.Time{}
-}
-
-func isoAt(s string) (time.Time, bool) {
-	// 2006-01-02T15:04:05
-	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
-		return time.Time{}, false
-	}
-	end := 19
-	if end < len(s) && (s[end] == '.' || s[end] == ',') {
-		end++
-		for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-			end++
-		}
-	}
-	zone := ""
-	switch {
-	case end < len(s) && s[end] == 'Z':
-		zone = "Z"
-	case end+6 <= len(s) && (s[end] == '+' || s[end] == '-') && s[end+3] == ':':
-		zone = s[end : end+6]
-	case end+5 <= len(s) && (s[end] == '+' || s[end] == '-'):
-		zone = s[end:end+3] + ":" + s[end+3:end+5]
-	}
-	body := strings.Replace(s[:end], ",", ".", 1)
-	body = body[:10] + "T" + body[11:]
-	if zone == "" {
-		zone = "Z"
-	}
-	t, err := time.Parse(time.RFC3339Nano, body+zone)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t, true
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,15 +134,15 @@ func TestReadRefusesWithAReason(t *testing.T) {
 	for name, tc := range map[string]struct{ line, reason, detail string }{
 		"not key=value":       {"[voice-turn] turn=1 oops", ReasonSyntax, `"oops"`},
 		"empty value":         {"[voice-turn] turn=", ReasonSyntax, "no value"},
-		"not an int":          {"[voice-turn] turn=two", ReasonBadValue, "not an int"},
-		"NaN":                 {"[tts-take] take=t need=NaN", ReasonBadValue, "not a number"},
-		"hex float":           {"[tts-take] take=t need=0x1p-2", ReasonBadValue, "not a number"},
-		"infinite":            {"[tts-take] take=t need=1e999", ReasonBadValue, "not a number"},
-		"bad bool":            {"[voice-turn] turn=1 stutter=maybe", ReasonBadValue, "yes or no"},
+		"not an int":          {"[voice-turn] turn=two", ReasonBadValue, `turn="two": want an int`},
+		"NaN":                 {"[tts-take] take=t need=NaN", ReasonBadValue, `need="NaN": want seconds`},
+		"hex float":           {"[tts-take] take=t need=0x1p-2", ReasonBadValue, `need="0x1p-2": want seconds`},
+		"infinite":            {"[tts-take] take=t need=1e999", ReasonBadValue, `need="1e999": want seconds`},
+		"bad bool":            {"[voice-turn] turn=1 stutter=maybe", ReasonBadValue, `stutter="maybe": want yes or no`},
 		"short trace":         {"[voice-turn] turn=1 trace=abc", ReasonBadTrace, "32 hex"},
 		"zero trace":          {"[tts-take] take=t trace=00000000000000000000000000000000", ReasonBadTrace, "32 hex"},
-		"twice":               {"[voice-turn] turn=1 turn=2", ReasonDuplicate, "turn given twice"},
-		"flag twice":          {"[voice-turn] +bluetooth bt=yes", ReasonDuplicate, "bt given twice"},
+		"twice":               {"[voice-turn] turn=1 turn=2", ReasonDuplicate, "turn: given twice"},
+		"flag twice":          {"[voice-turn] +bluetooth bt=yes", ReasonDuplicate, "bt: given twice"},
 		"units vs gaps":       {"[voice-turn] units=3 gaps=0.10,0.20", ReasonInconsistent, "units=3"},
 		"total vs broke":      {"[voice-turn] units=1 underruns=3 gaps=0.10 broke=1:2/0.40/1.50@t1", ReasonInconsistent, "add up to 2"},
 		"broke past units":    {"[voice-turn] units=1 gaps=0.10 broke=2:1/0.40/1.50@t1", ReasonInconsistent, "unit 2 of 1"},
@@ -149,18 +150,18 @@ func TestReadRefusesWithAReason(t *testing.T) {
 		"count vs changes":    {"[voice-turn] route_changes=2 changes=0.50@override>builtin_speaker", ReasonInconsistent, "1 changes listed"},
 		"bad broke":           {"[voice-turn] broke=2:2/1.40@t2", ReasonBadValue, "index:underruns"},
 		"bad live":            {"[voice-turn] live=players:2(1", ReasonBadValue, "closing"},
-		"bad route change":    {"[voice-turn] route_change@soon=override:builtin_speaker", ReasonBadValue, "not a number"},
+		"bad route change":    {"[voice-turn] route_change@soon=override:builtin_speaker", ReasonBadValue, `the time "soon" is not seconds — want route_change@<seconds>`},
 		"bad group":           {"[voice-turn] listen_open:grant", ReasonSyntax, "not key=value"},
 		"take without id":     {"[tts-take] need=1.00", ReasonBadValue, "no take id"},
 		"tag only":            {"[voice-turn]", ReasonNoReadings, "no reading"},
 		"only unknown fields": {"[tts-take] colour=blue", ReasonNoReadings, "1 unknown"},
 		"too long":            {"[voice-turn] turn=1 x=" + strings.Repeat("a", MaxLineBytes), ReasonTooLong, "bytes"},
-		"too many units":      {"[voice-turn] units=100000", ReasonTooLong, "at most"},
+		"too many units":      {"[voice-turn] units=100000", ReasonTooLong, "at most 512 units"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Read(tc.line)
 			var le *LineError
-			if !errors.As(err, &le) || le.Reason != tc.reason || !strings.Contains(le.Detail, tc.detail) || !errors.Is(err, ErrSyntax) {
+			if !errors.As(err, &le) || le.Reason != tc.reason || !strings.Contains(le.Detail(), tc.detail) || !errors.Is(err, ErrSyntax) {
 				t.Fatalf("%v, want reason %s with %q", err, tc.reason, tc.detail)
 			}
 		})
@@ -196,8 +197,8 @@ func TestPrefixTime(t *testing.T) {
 	}
 }
 
-// FuzzRead: any input reads, is not a line, or is refused with a reason from
-// Reasons; never a panic. A line that reads keeps its bounds, and a turn it
+// FuzzRead: any input reads, is not a line, or is refused with its faults
+// (at most MaxFaults, each with a reason from Reasons); never a panic. A line that reads keeps its bounds, and a turn it
 // reads prints (canonical) to a line that reads to the same units.
 func FuzzRead(f *testing.F) {
 	full := exampleTurn()
@@ -220,12 +221,15 @@ func FuzzRead(f *testing.F) {
 			if !errors.As(err, &le) {
 				t.Fatalf("error %v is neither ErrNotALine nor a LineError", err)
 			}
-			for _, r := range Reasons {
-				if le.Reason == r {
-					return
+			if len(le.Faults) == 0 || len(le.Faults) > MaxFaults || le.Reason != le.Faults[0].Reason {
+				t.Fatalf("%d faults, reason %q: %v", len(le.Faults), le.Reason, err)
+			}
+			for _, f := range le.Faults {
+				if !slices.Contains(Reasons, f.Reason) {
+					t.Fatalf("reason %q is not one of %v", f.Reason, Reasons)
 				}
 			}
-			t.Fatalf("reason %q is not one of %v", le.Reason, Reasons)
+			return
 		}
 		tr := rec.Turn
 		if len(tr.Units) > MaxUnits || len(tr.Changes) > MaxChanges || len(tr.Live) > MaxLiveKinds || len(rec.UnknownKeys) > MaxUnknownKeys {
@@ -287,5 +291,107 @@ func TestLinesDocExample(t *testing.T) {
 	if a.Unknown != 0 || !a.App || !reflect.DeepEqual(a.Turn.Changes, c.Turn.Changes) || a.Turn.Units[1] != c.Turn.Units[1] ||
 		a.Turn.ListenTotal != c.Turn.ListenTotal || a.Turn.Memory != c.Turn.Memory || a.Turn.Bluetooth != c.Turn.Bluetooth {
 		t.Errorf("the app line of docs/lines.md reads differently:\n app %+v\ncanon %+v", a.Turn, c.Turn)
+	}
+}
+
+// TestReadReportsEveryFault: a refused line names each of its faults, in
+// the order of the line, each with the form its field expects; the line is
+// counted under the first one's reason.
+func TestReadReportsEveryFault(t *testing.T) {
+	_, err := Read("[voice-turn] turn=two link=wifi units=3 gaps=0.10,0.20 live=players:x stutter=maybe +stutter listen_open:grant=soon")
+	var le *LineError
+	if !errors.As(err, &le) {
+		t.Fatalf("%v, want a LineError", err)
+	}
+	want := []string{
+		`turn="two": want an int`,
+		`live="players:x": the count of players "x" is not an int — want kind:now[(before,…)],… ints, the history oldest first (- for none)`,
+		`stutter="maybe": want yes or no`,
+		`stutter: given twice`,
+		`listen_open:grant="soon": want seconds (0.40, 0.40s or 400ms)`,
+		`units=3 but the line lists 2`,
+	}
+	var got []string
+	for _, f := range le.Faults {
+		got = append(got, f.String())
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("faults\n got %q\nwant %q", got, want)
+	}
+	if le.Reason != ReasonBadValue || le.Faults[3].Reason != ReasonDuplicate || le.Faults[5].Reason != ReasonInconsistent {
+		t.Errorf("reasons: line %s, faults %+v", le.Reason, le.Faults)
+	}
+	if !strings.Contains(err.Error(), strings.Join(want, "; ")) {
+		t.Errorf("the error does not list every fault: %v", err)
+	}
+
+	// Past MaxFaults the rest are counted.
+	_, err = Read("[tts-take] take=t" + strings.Repeat(" need=x", MaxFaults+3))
+	if !errors.As(err, &le) || len(le.Faults) != MaxFaults || le.More != 3 || !strings.HasSuffix(le.Detail(), "; and 3 more") {
+		t.Errorf("%d faults kept, %d more: %v", len(le.Faults), le.More, err)
+	}
+}
+
+// TestEveryFieldHasAForm: each key of the tables says what its value takes,
+// and reads alone (never as an unknown field).
+func TestEveryFieldHasAForm(t *testing.T) {
+	turn, take := exampleTurn(), exampleTake()
+	turn.Changes = []RouteChange{{At: 1.2, Reason: "override", Outputs: []string{"builtin_speaker"}}}
+	line := map[Kind]string{KindTurn: string(AppendTurn(nil, turn)), KindTake: string(AppendTake(nil, take))}
+	check := func(kind Kind, key, form string) {
+		if form == "" {
+			t.Errorf("%s %s has no form", kind, key)
+		}
+		var value string
+		for _, tok := range strings.Fields(line[kind]) {
+			if k, v, _ := strings.Cut(tok, "="); k == key {
+				value = v
+			}
+		}
+		if value == "" {
+			t.Errorf("%s %s: the canonical line does not print it", kind, key)
+			return
+		}
+		l := kind.String() + " " + key + "=" + value
+		if kind == KindTake && key != "take" {
+			l += " take=t" // a take line names its take
+		}
+		rec, err := Read(l)
+		var le *LineError
+		if errors.As(err, &le) && le.Reason != ReasonNoReadings && le.Reason != ReasonInconsistent {
+			t.Errorf("%s %s=%s alone: %v", kind, key, value, err)
+		}
+		if err == nil && rec.Unknown != 0 {
+			t.Errorf("%s %s read as unknown", kind, key)
+		}
+	}
+	for _, f := range turnFields {
+		check(KindTurn, f.key, f.form)
+	}
+	for _, f := range takeFields {
+		check(KindTake, f.key, f.form)
+	}
+	if got := strings.Join(TurnKeys(), " "); !strings.HasPrefix(got, "turn trace link units") || !strings.HasSuffix(got, "gaps broke changes") {
+		t.Errorf("TurnKeys %s", got)
+	}
+}
+
+func TestPrefixPID(t *testing.T) {
+	for p, want := range map[string]int{
+		"2026-05-03 09:14:22.481234+0200 Pippa[812:33091] <Notice> ": 812,
+		"May  3 09:14:21 engine pippa-tts[4411]: ":                   4411,
+		"<14>1 2026-05-03T07:14:22.003Z host pippa 311 turn - ":      311,
+		"<14>1 2026-05-03T07:14:22.003Z host pippa - turn - ":        0,
+		"2026-05-03T07:14:22Z [INFO] [main] ":                        0,
+		"app[x]: ":                                                   0,
+		"":                                                           0,
+	} {
+		if got := prefixPID(p); got != want {
+			t.Errorf("%q: pid %d, want %d", p, got, want)
+		}
+	}
+	rec, err := Read(appTurn)
+	if err != nil || rec.PID != 812 {
+		t.Errorf("the app's line: pid %d, %v", rec.PID, err)
 	}
 }

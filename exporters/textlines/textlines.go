@@ -2,7 +2,6 @@ package textlines
 
 import (
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,137 +69,27 @@ type Take struct {
 
 // AppendTurn appends the [voice-turn] line for t (with a trailing newline).
 func AppendTurn(b []byte, t *Turn) []byte {
-	b = append(b, PrefixTurn...)
-	b = appendInt(b, " turn=", t.Index)
-	b = append(b, " trace="...)
-	b = append(b, orDash(t.TraceID)...)
-	b = append(b, " link="...)
-	b = append(b, token(orDash(t.LinkType))...)
-	if t.LinkSubtype != "" {
-		b = append(b, '/')
-		b = append(b, token(t.LinkSubtype)...)
-	}
-	var silent float64
-	underruns := 0
-	for _, u := range t.Units {
-		underruns += u.Underruns
-		silent += u.Silent
-	}
-	b = appendInt(b, " units=", len(t.Units))
-	b = appendInt(b, " underruns=", underruns)
-	b = appendSec(b, " silent=", silent)
-	b = append(b, " stutter="...)
-	b = appendBool(b, t.Stutter)
-	b = append(b, " route="...)
-	b = appendList(b, t.Inputs)
-	b = append(b, '>')
-	b = appendList(b, t.Outputs)
-	b = append(b, " bt="...)
-	b = appendBool(b, t.Bluetooth)
-	b = appendInt(b, " sample_rate=", int(math.Round(t.SampleRate)))
-	b = appendInt(b, " route_changes=", t.RouteChanges)
-	b = appendSec(b, " listen=", t.ListenGrant)
-	b = appendSec(b, "/", t.ListenSession)
-	b = appendSec(b, "/", t.ListenTotal)
-	b = appendSec(b, " rpm=", t.RPMLoaded)
-	b = appendSec(b, "/", t.RPMFresh)
-	b = appendSec(b, " post=", t.SpeechEndToPost)
-	b = appendSec(b, " not_sent=", t.NotSent)
-	b = append(b, " pool_reset="...)
-	if t.HasPoolResets {
-		b = strconv.AppendInt(b, int64(t.PoolResets), 10)
-		if t.HasPoolPrior {
-			b = appendInt(b, "(", t.PoolResetsBefore)
-			b = append(b, ')')
-		}
-	} else {
-		b = append(b, '-')
-	}
-	b = append(b, " live="...)
-	for i, l := range t.Live {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, token(l.Kind)...)
-		b = appendInt(b, ":", l.Now)
-		if len(l.Before) > 0 {
-			b = append(b, '(')
-			for j, v := range l.Before {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = strconv.AppendInt(b, int64(v), 10)
-			}
-			b = append(b, ')')
-		}
-	}
-	if len(t.Live) == 0 {
-		b = append(b, '-')
-	}
-	b = appendSec(b, " uptime=", t.DeviceUptime)
-	b = appendSec(b, "/", t.AppUptime)
-	b = appendInt(b, " activations=", t.Activations)
-	b = append(b, " memory="...)
-	b = strconv.AppendInt(b, t.Memory, 10)
-	b = append(b, " gaps="...)
-	for i, u := range t.Units {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendGap(b, u.Gap, u.Lead)
-	}
-	if len(t.Units) == 0 {
-		b = append(b, '-')
-	}
-	b = append(b, " broke="...)
-	n := 0
-	for _, u := range t.Units {
-		if u.Underruns == 0 {
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = strconv.AppendInt(b, int64(u.Index), 10)
-		b = appendInt(b, ":", u.Underruns)
-		b = appendSec(b, "/", u.Silent)
-		b = appendSec(b, "/", u.Cushion)
-		b = append(b, '@')
-		b = append(b, token(orDash(u.TakeID))...)
-	}
-	if n == 0 {
-		b = append(b, '-')
-	}
-	if len(t.Changes) > 0 {
-		b = append(b, " changes="...)
-		for i, c := range t.Changes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendFloat(b, c.At, 'f', 2, 64)
-			b = append(b, '@')
-			b = append(b, token(orDash(c.Reason))...)
-			b = append(b, '>')
-			b = appendList(b, c.Outputs)
-		}
-	}
-	return append(b, '\n')
+	return appendLine(append(b, PrefixTurn...), turnFields, t)
 }
 
 // AppendTake appends the [tts-take] line for t (with a trailing newline).
 func AppendTake(b []byte, t *Take) []byte {
-	b = append(b, PrefixTake...)
-	b = append(b, " take="...)
-	b = append(b, token(orDash(t.ID))...)
-	b = append(b, " trace="...)
-	b = append(b, orDash(t.TraceID)...)
-	b = appendSec(b, " first_byte=", t.FirstByte)
-	b = appendSec(b, " total=", t.Total)
-	b = appendSec(b, " audio=", t.Audio)
-	b = appendSec(b, " rate=", t.Rate)
-	b = appendSec(b, " need=", t.Need)
-	b = appendInt(b, " beside=", t.Beside)
+	return appendLine(append(b, PrefixTake...), takeFields, t)
+}
+
+// appendLine prints each field of the table as key=value, one space before
+// each, in the table's order.
+func appendLine[T any](b []byte, fields []field[T], t *T) []byte {
+	for i := range fields {
+		f := &fields[i]
+		if f.omit != nil && f.omit(t) {
+			continue
+		}
+		b = append(b, ' ')
+		b = append(b, f.key...)
+		b = append(b, '=')
+		b = f.write(b, t)
+	}
 	return append(b, '\n')
 }
 
@@ -216,14 +105,18 @@ func appendGap(b []byte, gap, lead float64) []byte {
 	return b
 }
 
-func appendInt(b []byte, prefix string, v int) []byte {
-	b = append(b, prefix...)
-	return strconv.AppendInt(b, int64(v), 10)
-}
+// appendSeconds prints seconds with two decimals.
+func appendSeconds(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f', 2, 64) }
 
-func appendSec(b []byte, prefix string, v float64) []byte {
-	b = append(b, prefix...)
-	return strconv.AppendFloat(b, v, 'f', 2, 64)
+// appendSlashed prints seconds separated by '/': grant/session/total.
+func appendSlashed(b []byte, vs ...float64) []byte {
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, '/')
+		}
+		b = appendSeconds(b, v)
+	}
+	return b
 }
 
 func appendBool(b []byte, v bool) []byte {

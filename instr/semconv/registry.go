@@ -75,7 +75,7 @@ var levels = map[string]struct {
 	RouteChangeAt:         {req: Required, when: "on every pippa.route_change event (a change without it is not read)", signed: true},
 	RouteChangeReason:     {req: Recommended, when: "named in the evidence"},
 	PoolResets:            {req: Recommended, when: "the pool rule"},
-	PoolResetsBefore:      {req: Recommended, when: "the pool rule, from the launch's second turn"},
+	PoolResetsBefore:      {req: Optional, when: historyOptional},
 	ListenGrant:           {req: Recommended, when: "the wait rule (microphone open)"},
 	ListenSession:         {req: Recommended, when: "the wait rule (microphone open)"},
 	ListenTotal:           {req: Recommended, when: "the wait rule (microphone open)"},
@@ -90,11 +90,17 @@ var levels = map[string]struct {
 	TakeNeed: {req: Required, when: "a take without it cannot be read against its unit"},
 }
 
-// liveLevel is the level of every pippa.live.<kind> count and its history.
+// liveLevel is the level of every pippa.live.<kind> count; its history
+// (pippa.live.<kind>.before) is optional, as pippa.pool.resets.before is.
 var liveLevel = struct {
 	req  Requirement
 	when string
 }{Recommended, "the state rule"}
+
+// historyOptional is why the .before attributes are optional: the
+// collector keeps each launch's recent turns, so the pool and state rules
+// read movement across a launch's turns without a client sending it.
+const historyOptional = "the collector keeps each launch's recent turns itself; a client need not send the history"
 
 // withLevels gives every attribute its requirement level.
 func withLevels(names []Name) []Name {
@@ -110,6 +116,9 @@ func withLevels(names []Name) []Name {
 		switch {
 		case len(n.Where) > 0 && n.Where[0] == onVerd:
 			n.Requirement = Collector
+		case len(n.Name) > len(LivePrefix) && n.Name[:len(LivePrefix)] == LivePrefix && n.Name != LiveKind &&
+			n.Name[len(n.Name)-len(LiveBeforeSuffix):] == LiveBeforeSuffix:
+			n.Requirement, n.When = Optional, historyOptional
 		case len(n.Name) > len(LivePrefix) && n.Name[:len(LivePrefix)] == LivePrefix && n.Name != LiveKind:
 			n.Requirement, n.When = liveLevel.req, liveLevel.when
 		default:

@@ -64,6 +64,9 @@ type Report struct {
 	Problems []Problem `json:"problems"`
 	// Clean is true when no problem is a fault.
 	Clean bool `json:"clean"`
+	// TakesOnly marks the report of a trace that had only tts.take spans
+	// when the decision window was over: no turn to decide.
+	TakesOnly bool `json:"takes_only,omitempty"`
 }
 
 // Span is one span with its resource, as received.
@@ -241,7 +244,7 @@ func (c *checker) attrs(carrier, where string, attrs pcommon.Map, needed func(st
 				c.add(Missing, where, n.Name, "(required: "+n.When+")")
 			}
 		case semconv.Recommended:
-			c.add(Advice, where, n.Name, "absent (recommended: "+n.When+")")
+			c.add(Advice, where, n.Name, "absent (recommended: "+n.When+")"+heldElsewhere(n, attrs))
 		}
 	}
 	attrs.Range(func(k string, v pcommon.Value) bool {
@@ -259,6 +262,23 @@ func (c *checker) attrs(carrier, where string, attrs pcommon.Map, needed func(st
 		c.value(where, n, v)
 		return true
 	})
+}
+
+// heldElsewhere names an attribute that holds what an absent one should:
+// a link type ("wifi", "cell", …) under a name of the client's own.
+func heldElsewhere(n semconv.Name, attrs pcommon.Map) string {
+	if n.Name != semconv.NetworkConnectionType {
+		return ""
+	}
+	held := ""
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if _, known := semconv.Lookup(k); !known && v.Type() == pcommon.ValueTypeStr && slices.Contains(n.Values, v.Str()) {
+			held = fmt.Sprintf("; %s holds %q: name it %s", k, v.Str(), n.Name)
+			return false
+		}
+		return true
+	})
+	return held
 }
 
 // value checks one value's type and range.
@@ -357,8 +377,36 @@ func isOurs(name string) bool {
 		strings.HasPrefix(name, "voice.") || strings.HasPrefix(name, "tts.")
 }
 
-// suggest names the registered attribute closest to an unknown one.
+// linkWords are what a name says when it means the turn's link: a client
+// that names it after its own code (pippa.link, pippa.link.type,
+// pippa.turn.network) means network.connection.type, the OpenTelemetry
+// name, however far its spelling is from it.
+var linkWords = []string{"link", "network", "connection", "net", "conn"}
+
+// linkName is the registered name an unknown one means when it names the
+// link: it ends in a link word (pippa.link, pippa.turn.network), or in
+// type or subtype after one (pippa.link.type, pippa.connection_subtype);
+// "" when it does not.
+func linkName(name string) string {
+	w := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '.' || r == '_' || r == '-' })
+	n := len(w)
+	switch {
+	case n >= 1 && slices.Contains(linkWords, w[n-1]):
+		return semconv.NetworkConnectionType
+	case n >= 2 && w[n-1] == "type" && slices.Contains(linkWords, w[n-2]):
+		return semconv.NetworkConnectionType
+	case n >= 2 && w[n-1] == "subtype" && slices.Contains(linkWords, w[n-2]):
+		return semconv.NetworkConnectionSubtype
+	}
+	return ""
+}
+
+// suggest names the registered attribute an unknown one most likely means:
+// the link's name for a name that says link, else the closest spelling.
 func suggest(name string) string {
+	if l := linkName(name); l != "" {
+		return " (did you mean " + l + "? the link is named as in OpenTelemetry)"
+	}
 	best, bestD := "", 4
 	for _, n := range semconv.Registry {
 		if n.Kind != semconv.KindAttribute {

@@ -3,8 +3,11 @@ package livecheck
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -127,3 +130,109 @@ func TestCheckNamesFaults(t *testing.T) {
 }
 
 func nan() float64 { return math.NaN() }
+
+// TestALinkAttributeIsNamedForTheLink: a client that sends the link under a
+// name of its own is told the OpenTelemetry name, whatever its spelling
+// (the closest registered spelling of pippa.link.type is pippa.link.code,
+// which is not what it means).
+func TestALinkAttributeIsNamedForTheLink(t *testing.T) {
+	for name, want := range map[string]string{
+		"pippa.link.type":    "network.connection.type",
+		"pippa.link":         "network.connection.type",
+		"pippa.turn.network": "network.connection.type",
+		"pippa.link_subtype": "network.connection.subtype",
+		"pippa.net.rtt":      "",
+		"pippa.turn.stuter":  "",
+	} {
+		if got := linkName(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	phone := pcommon.NewResource()
+	phone.Attributes().PutStr(semconv.ServiceName, semconv.ServicePhone)
+	spans := ptrace.NewSpanSlice()
+	turn := spans.AppendEmpty()
+	turn.SetName(semconv.SpanVoiceTurn)
+	turn.Attributes().PutInt(semconv.TurnUnits, 0)
+	turn.Attributes().PutStr("pippa.link.type", semconv.LinkWifi)
+	r := Check("t", []Span{{phone, turn}})
+	var all []string
+	for _, p := range r.Problems {
+		all = append(all, p.String())
+	}
+	text := strings.Join(all, "\n")
+	for _, want := range []string{
+		"unknown   voice.turn: pippa.link.type is not in the registry (did you mean network.connection.type? the link is named as in OpenTelemetry)",
+		`advice    voice.turn: network.connection.type absent (recommended: the verdict's link (unknown without it)); pippa.link.type holds "wifi": name it network.connection.type`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report does not say\n%s\nit says\n%s", want, text)
+		}
+	}
+}
+
+// TestTakesWithoutTheirTurnAreReported: a trace that has only tts.take
+// spans once the decision window is over is reported, once; a turn that
+// comes later is reported with its verdict as any other.
+func TestTakesWithoutTheirTurnAreReported(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	now := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	w := NewWatcher(path, WithDecisionWindow(5*time.Second), withClock(func() time.Time { return now }))
+	write := func(names ...string) {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr(semconv.ServiceName, semconv.ServiceEngine)
+		for i, n := range names {
+			s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			s.SetName(n)
+			s.SetTraceID(pcommon.TraceID{1})
+			s.SetSpanID(pcommon.SpanID{byte(i + 1)})
+			if n == semconv.SpanTTSTake {
+				s.Attributes().PutStr(semconv.TakeID, "t"+string(rune('1'+i)))
+			}
+		}
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refresh := func() []Report {
+		t.Helper()
+		rs, err := w.Refresh()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	write(semconv.SpanTTSTake, semconv.SpanTTSTake)
+	if rs := refresh(); len(rs) != 0 {
+		t.Fatalf("reported before the window: %+v", rs)
+	}
+	now = now.Add(5 * time.Second)
+	rs := refresh()
+	if len(rs) != 1 || !rs[0].TakesOnly || rs[0].Clean || len(rs[0].Problems) != 1 ||
+		!strings.Contains(rs[0].Problems[0].Detail, "has only tts.take spans (t1, t2) after the decision window (5s)") {
+		t.Fatalf("after the window: %+v", rs)
+	}
+	if rs := refresh(); len(rs) != 0 {
+		t.Fatalf("reported twice: %+v", rs)
+	}
+	var s Summary
+	s.Add(rs[0])
+	s.Add(Report{Verdict: &Verdict{}, Clean: true})
+	if s != (Summary{Turns: 1, Clean: 1, TakesOnly: 1}) {
+		t.Errorf("summary %+v", s)
+	}
+	write(semconv.SpanVoiceTurn, semconv.SpanVerdict)
+	if rs := refresh(); len(rs) != 1 || rs[0].Verdict == nil || rs[0].TakesOnly {
+		t.Fatalf("the turn that came later: %+v", rs)
+	}
+}

@@ -10,9 +10,14 @@
 // the context the phone propagates in a W3C traceparent header. Every span
 // is exported in an OTLP/HTTP request of its own, the spans ended in an
 // order shuffled by SEED. pippa.turn.units is left out unless --with-units.
-// It prints one line per turn: "<name> <trace id>".
+// Like most clients it sends each reading as it stands and none of the
+// history the Go SDK adds (pippa.live.<kind>.before,
+// pippa.pool.resets.before): the collector keeps each launch's turns. Each
+// run is a launch of its own (a service.instance.id made at start, as an
+// app makes one per launch). It prints one line per turn: "<name> <trace id>".
 'use strict';
 
+const crypto = require('crypto');
 const fs = require('fs');
 const api = require('@opentelemetry/api');
 const { W3CTraceContextPropagator } = require('@opentelemetry/core');
@@ -49,17 +54,19 @@ function provider(resource) {
     spanProcessors: [new SimpleSpanProcessor({ exporter })],
   });
 }
-const phoneProvider = provider(script.phone_resource);
-const engineProvider = provider(script.engine_resource);
+// A launch of its own: a new service.instance.id for each process.
+const phoneProvider = provider({ ...script.phone_resource, 'service.instance.id': crypto.randomUUID() });
+const engineProvider = provider({ ...script.engine_resource, 'service.instance.id': crypto.randomUUID() });
 const phone = phoneProvider.getTracer('pippa.voice.js', '1.0.0');
 const engine = engineProvider.getTracer('pippa.engine.js', '1.0.0');
 const propagator = new W3CTraceContextPropagator();
 
-// attrs turns the script's typed attributes into JavaScript values.
+// attrs turns the script's typed attributes into JavaScript values, without
+// the history attributes (*.before) and those in skip.
 function attrs(list, skip) {
   const out = {};
   for (const a of list || []) {
-    if (skip && skip.has(a.key)) continue;
+    if (a.key.endsWith('.before') || (skip && skip.has(a.key))) continue;
     out[a.key] = a.value;
   }
   return out;

@@ -26,9 +26,12 @@ import (
 // (internal/linestest) and sends it to the real collector binary; the
 // OpenTelemetry JavaScript SDK (client.js, on node) records the same turns
 // and sends every span in a request of its own, in a shuffled order, without
-// pippa.turn.units. Every turn gets exactly the verdict the Go SDK's got.
-// A control run sends the turns with pippa.turn.units: it holds whatever the
-// collector's decision window.
+// pippa.turn.units and without any of the history the Go SDK adds
+// (pippa.live.<kind>.before, pippa.pool.resets.before), each run a launch of
+// its own. Every turn gets exactly the verdict the Go SDK's got: the pool
+// and state turns read their launch's earlier turns from what the collector
+// keeps of each launch. A control run sends the turns with pippa.turn.units:
+// it holds whatever the collector's decision window.
 func TestJSClientGetsTheGoSDKsVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary and node")

@@ -1,0 +1,180 @@
+package linesconnector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/percause/percause/instr/semconv"
+)
+
+// launchesOf reads, from what the connector emitted, each turn's launch by
+// the link its line names (the cases below name the launch a turn must
+// belong to in its link= field).
+func launchesOf(t *testing.T, sink *consumertest.TracesSink) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	for _, td := range sink.AllTraces() {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			rs := rss.At(i)
+			sss := rs.ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					s := spans.At(k)
+					if s.Name() != semconv.SpanVoiceTurn {
+						continue
+					}
+					link, _ := s.Attributes().Get(semconv.NetworkConnectionType)
+					inst, _ := rs.Resource().Attributes().Get(semconv.ServiceInstanceID)
+					if out[link.AsString()] == nil {
+						out[link.AsString()] = map[string]bool{}
+					}
+					out[link.AsString()][inst.AsString()] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestLinesFindTheirLaunch: turn lines that carry no launch get one; a new
+// launch begins where the turn index goes back or app_uptime drops, where
+// the prefix names another process, or where two timed turns place the
+// launch's start apart. The lines are fed in their order, reversed, and
+// shuffled (rotated files read in any order), one line a delivery: each
+// order gives every launch one ID of its own.
+func TestLinesFindTheirLaunch(t *testing.T) {
+	at := func(min int) string { return fmt.Sprintf("2026-11-30T08:%02d:00.000Z app: ", min) }
+	osLog := func(min, pid int) string {
+		return fmt.Sprintf("2026-11-30 08:%02d:00.000000+0000 Pippa[%d:7001] <Notice> ", min, pid)
+	}
+	for name, tc := range map[string]struct {
+		lines   []string
+		ordered bool // untimed: only their order tells the launches apart
+	}{
+		"the index goes back": {ordered: true, lines: []string{
+			"[voice-turn] turn=1 link=a units=0", "[voice-turn] turn=2 link=a units=0", "[voice-turn] turn=3 link=a units=0",
+			"[voice-turn] turn=1 link=b units=0", "[voice-turn] turn=2 link=b units=0",
+			"[voice-turn] turn=1 link=c units=0",
+		}},
+		"app_uptime drops": {ordered: true, lines: []string{
+			"[voice-turn] turn=4 link=a units=0 health:app_uptime=100", "[voice-turn] turn=5 link=a units=0 health:app_uptime=200",
+			"[voice-turn] turn=6 link=b units=0 health:app_uptime=10", "[voice-turn] turn=7 link=b units=0 health:app_uptime=70",
+		}},
+		"timed, in any order": {lines: []string{
+			at(0) + "[voice-turn] turn=1 link=a units=0 health:app_uptime=30", at(1) + "[voice-turn] turn=2 link=a units=0 health:app_uptime=90",
+			at(2) + "[voice-turn] turn=3 link=a units=0 health:app_uptime=150", at(3) + "[voice-turn] turn=4 link=a units=0 health:app_uptime=210",
+			at(5) + "[voice-turn] turn=1 link=b units=0 health:app_uptime=20", at(6) + "[voice-turn] turn=2 link=b units=0 health:app_uptime=80",
+			at(7) + "[voice-turn] turn=3 link=b units=0 health:app_uptime=140",
+			at(9) + "[voice-turn] turn=1 link=c units=0 health:app_uptime=5",
+		}},
+		"timed, without uptime, in any order": {lines: []string{
+			at(0) + "[voice-turn] turn=1 link=a units=0", at(1) + "[voice-turn] turn=2 link=a units=0", at(2) + "[voice-turn] turn=3 link=a units=0",
+			at(5) + "[voice-turn] turn=1 link=b units=0", at(6) + "[voice-turn] turn=2 link=b units=0",
+		}},
+		// Turns 2 to 4 of the second launch are not in the files: the index
+		// went on, app_uptime did not drop, but the launch began later.
+		"relaunched between lines read": {lines: []string{
+			at(0) + "[voice-turn] turn=1 link=a units=0 health:app_uptime=5",
+			at(40) + "[voice-turn] turn=5 link=b units=0 health:app_uptime=600", at(41) + "[voice-turn] turn=6 link=b units=0 health:app_uptime=660",
+		}},
+		// os_log names the process: two processes are two launches, even
+		// when neither the index nor the uptime says so.
+		"the process ID": {lines: []string{
+			osLog(0, 311) + "[voice-turn] turn=1 link=a units=0", osLog(1, 311) + "[voice-turn] turn=2 link=a units=0",
+			osLog(2, 312) + "[voice-turn] turn=3 link=b units=0", osLog(3, 312) + "[voice-turn] turn=4 link=b units=0",
+		}},
+	} {
+		orders := map[string][]string{"in order": tc.lines}
+		if !tc.ordered {
+			rev := make([]string, len(tc.lines))
+			for i, l := range tc.lines {
+				rev[len(rev)-1-i] = l
+			}
+			orders["reversed"] = rev
+			for seed := uint64(1); seed <= 3; seed++ {
+				sh := append([]string(nil), tc.lines...)
+				rand.New(rand.NewPCG(seed, seed)).Shuffle(len(sh), func(i, j int) { sh[i], sh[j] = sh[j], sh[i] })
+				orders[fmt.Sprintf("shuffled %d", seed)] = sh
+			}
+		}
+		for order, lines := range orders {
+			t.Run(name+"/"+order, func(t *testing.T) {
+				h := newHarness(t, nil)
+				for _, l := range lines {
+					h.feed(l)
+				}
+				got := launchesOf(t, h.sink)
+				ids := map[string]string{}
+				for link, set := range got {
+					if len(set) != 1 {
+						t.Errorf("launch %s: %d launch IDs %v, want one", link, len(set), set)
+					}
+					for id := range set {
+						if id == "" {
+							t.Errorf("launch %s: no service.instance.id", link)
+						}
+						if other, ok := ids[id]; ok {
+							t.Errorf("launches %s and %s share the ID %s", link, other, id)
+						}
+						ids[id] = link
+					}
+				}
+				want := map[string]bool{}
+				for _, l := range tc.lines {
+					want[strings.Fields(l[strings.Index(l, "link="):])[0][5:]] = true
+				}
+				if len(got) != len(want) {
+					t.Errorf("launches %v, want %d", got, len(want))
+				}
+			})
+		}
+	}
+}
+
+// TestALaunchGivenIsKept: lines whose resource names the launch keep it,
+// and a turn read again (a delivery again after a refusal) gets the launch
+// it got the first time.
+func TestALaunchGivenIsKept(t *testing.T) {
+	h := newHarness(t, nil)
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr(semconv.ServiceInstanceID, "the-app-s-own")
+	rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("[voice-turn] turn=1 link=a units=0")
+	if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	if got := launchesOf(t, h.sink)["a"]; len(got) != 1 || !got["the-app-s-own"] {
+		t.Fatalf("launch %v, want the resource's", got)
+	}
+
+	h = newHarness(t, nil)
+	h.c.next = consumertest.NewErr(context.Canceled)
+	line := "[voice-turn] turn=3 link=b units=0"
+	ld = plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(line)
+	if err := h.c.ConsumeLogs(context.Background(), ld); err == nil {
+		t.Fatal("no refusal")
+	}
+	h.c.next = h.sink
+	h.feed("[voice-turn] turn=1 link=c units=0") // another launch began meanwhile
+	if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	got := launchesOf(t, h.sink)
+	if len(got["b"]) != 1 || len(got["c"]) != 1 {
+		t.Fatalf("launches %v", got)
+	}
+	for id := range got["b"] {
+		if got["c"][id] {
+			t.Fatalf("the turn delivered again joined the launch begun meanwhile: %v", got)
+		}
+	}
+}
