@@ -108,7 +108,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := lab.Run(ctx, scs, opts...)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "lab run: interrupted")
-		return 130
+		return exitInterrupted
 	}
 	if res != nil {
 		if *asJSON {

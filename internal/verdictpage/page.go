@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -541,6 +542,9 @@ func turnOf(t dayreport.Turn, changes []dayreport.LinkChange, loc *time.Location
 		}
 		tv.Readings = append(tv.Readings, reading{Name: "pool_reset", Value: val, Read: slices.Contains(t.Causes, semconv.CausePool)})
 	}
+	for i := range tv.Readings {
+		tv.Readings[i].Value, tv.Readings[i].Note = keepUnits(tv.Readings[i].Value), keepUnits(tv.Readings[i].Note)
+	}
 	for _, u := range t.Underran {
 		uv := underrunView{Unit: u.Unit, Take: u.Take, Underruns: u.Underruns, Silent: fmt.Sprintf("%.2f s", u.Silent),
 			Cushion: fmt.Sprintf("%.2f s", u.Cushion), Cause: u.Cause, Need: "take never came"}
@@ -570,12 +574,19 @@ type linkView struct {
 func linkOf(l dayreport.LinkChange, loc *time.Location, withDate bool) linkView {
 	at := l.Time.AsTime().In(loc)
 	lv := linkView{Time: at.Format("15:04:05"), Status: l.Status, Previous: l.Previous,
-		Message: l.Message, Installation: l.Installation, Readings: dayreport.LinkReadings(l)}
+		Message: l.Message, Installation: l.Installation, Readings: keepUnits(dayreport.LinkReadings(l))}
 	if withDate {
 		lv.Date = at.Format("2006-01-02")
 	}
 	return lv
 }
+
+// numberUnit is a number and the unit after it ("6.2 s").
+var numberUnit = regexp.MustCompile(`(\d) (s|ms)\b`)
+
+// keepUnits joins each number to its unit with a no-break space, so a
+// narrow line does not end in "6.2" and start the next with "s".
+func keepUnits(s string) string { return numberUnit.ReplaceAllString(s, "$1\u00a0$2") }
 
 func short(s string, n int) string {
 	if len(s) > n {
