@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/otelcol"
 
@@ -61,9 +62,14 @@ func runCollectorTo(ctx context.Context, args []string, stdout, stderr io.Writer
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cmd.SilenceErrors = true // reported once, below
+	markUsageErrors(cmd)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", distro.Command, err)
-		return 1
+		var ue usageError
+		if errors.As(err, &ue) {
+			return exitUsage
+		}
+		return exitFailed
 	}
 	if subcommandOf(args) == "validate" && !asksHelp(args) {
 		uris := configURIs(args)
@@ -76,6 +82,42 @@ func runCollectorTo(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	return 0
+}
+
+// usageError is an error of how the collector was asked (an unknown
+// subcommand or flag, a stray argument), told apart from one of running
+// it: the one exits exitUsage, the other exitFailed.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// markUsageErrors makes cobra's argument and flag errors usageErrors, for
+// cmd and every subcommand: cobra's own errors are untyped strings. A
+// command that declares no argument rule takes none when it has
+// subcommands (cobra's "unknown command") and any otherwise, as cobra's
+// legacy rule does.
+func markUsageErrors(cmd *cobra.Command) {
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	var mark func(c *cobra.Command)
+	mark = func(c *cobra.Command) {
+		check := c.Args
+		if check == nil {
+			check = cobra.ArbitraryArgs
+			if c.HasSubCommands() {
+				check = cobra.NoArgs
+			}
+		}
+		c.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+		for _, sub := range c.Commands() {
+			mark(sub)
+		}
+	}
+	mark(cmd)
 }
 
 // hasConfigFlag reports whether the arguments name a configuration.

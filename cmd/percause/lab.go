@@ -72,10 +72,13 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "run" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			usage()
-			return 0
+			return exitOK
+		}
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "lab: unknown subcommand %q (lab has one: run)\n", args[0])
 		}
 		usage()
-		return 2
+		return exitUsage
 	}
 	fs := flag.NewFlagSet("lab run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -105,7 +108,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res, err := lab.Run(ctx, scs, opts...)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "lab run: interrupted")
-		return 130
+		return exitInterrupted
 	}
 	if res != nil {
 		if *asJSON {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -59,6 +60,7 @@ var (
 	ErrKeepNotPositive     = errors.New("keep.age, keep.turns and keep.link_changes must be positive")
 	ErrPageSettings        = errors.New("page.post_budget and page.turns must be positive, page.refresh not negative")
 	ErrStorageWithoutPage  = errors.New("storage keeps the page's turns: it needs http (the page)")
+	ErrAlertmanagerURL     = errors.New("page.alertmanager must be an http or https URL with a host (Alertmanager's, e.g. http://127.0.0.1:9093), without user, password, query or fragment")
 )
 
 // Config is the verdict exporter's configuration.
@@ -114,8 +116,12 @@ type PageConfig struct {
 	// Refresh is how often the page reloads itself; 0 never.
 	Refresh time.Duration `mapstructure:"refresh"`
 	// Turns is how many of the most recent turns (and link changes) the
-	// page lists.
+	// page lists, a page of the list at a time.
 	Turns int `mapstructure:"turns"`
+	// Alertmanager is the base URL of the Alertmanager the alerts go to
+	// ("" none): the page then lists what is firing, asking its API at
+	// each rendering (AlertmanagerTimeout at most).
+	Alertmanager string `mapstructure:"alertmanager"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -168,7 +174,19 @@ func (c *Config) Validate() error {
 	if c.Page.PostBudget <= 0 || c.Page.Turns <= 0 || c.Page.Refresh < 0 {
 		errs = errors.Join(errs, fmt.Errorf("%w: post_budget %s, turns %d, refresh %s", ErrPageSettings, c.Page.PostBudget, c.Page.Turns, c.Page.Refresh))
 	}
+	if c.Page.Alertmanager != "" && !alertmanagerURL(c.Page.Alertmanager) {
+		errs = errors.Join(errs, fmt.Errorf("%w: got %q", ErrAlertmanagerURL, c.Page.Alertmanager))
+	}
 	return errs
+}
+
+// alertmanagerURL reports whether s can be Alertmanager's base URL: http
+// or https, a host, a path at most (Alertmanager's --web.route-prefix),
+// and no credentials, which would then be printed on errors.
+func alertmanagerURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Hostname() != "" &&
+		u.User == nil && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery
 }
 
 // loopback reports whether an endpoint is reachable from this machine

@@ -43,6 +43,8 @@ type verdictExporter struct {
 	server *http.Server
 	served chan struct{}
 	addr   string
+	// alertClient asks Alertmanager (page.alertmanager) what is firing.
+	alertClient *http.Client
 	// stopFlush ends the loop that stores the page's changes; flushed
 	// closes when it has.
 	stopFlush, flushed chan struct{}
@@ -62,7 +64,7 @@ func newExporter(set exporter.Settings, cfg *Config) (*verdictExporter, error) {
 		return nil, err
 	}
 	e := &verdictExporter{cfg: cfg, id: set.ID, logger: set.Logger, tel: tel, telset: set.TelemetrySettings,
-		now: time.Now, recent: idring.New[pcommon.SpanID](cfg.Recent)}
+		now: time.Now, recent: idring.New[pcommon.SpanID](cfg.Recent), alertClient: &http.Client{Timeout: AlertmanagerTimeout}}
 	if cfg.HTTP.HasValue() {
 		e.page = newPageStore(cfg.Keep)
 	}

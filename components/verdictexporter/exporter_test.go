@@ -291,7 +291,11 @@ func TestLoadConfig(t *testing.T) {
 			sc.NetAddr.Endpoint = "[::1]:9999"
 			c.Path, c.HTTP = "v.jsonl", configoptional.Some(sc)
 			c.Keep = KeepConfig{Age: 48 * time.Hour, Turns: 100, LinkChanges: 10}
-			c.Page = PageConfig{PostBudget: 2 * time.Second, Refresh: 0, Turns: 5}
+			c.Page = PageConfig{PostBudget: 2 * time.Second, Refresh: 0, Turns: 5, Alertmanager: "http://127.0.0.1:9093/am"}
+		})},
+		// local.yaml's ${env:PERCAUSE_ALERTMANAGER_URL:-} when unset.
+		{name: "verdicts/page_no_alertmanager", want: with(func(c *Config) {
+			c.Path, c.HTTP = "v.jsonl", configoptional.Some(defaultServerConfig())
 		})},
 		{name: "verdicts/no_path", wantErr: ErrNoPath},
 		{name: "verdicts/bad_rotation", wantErr: ErrRotationNegative},
@@ -301,6 +305,10 @@ func TestLoadConfig(t *testing.T) {
 		{name: "verdicts/bad_keep", wantErr: ErrKeepNotPositive},
 		{name: "verdicts/bad_page", wantErr: ErrPageSettings},
 		{name: "verdicts/storage_without_page", wantErr: ErrStorageWithoutPage},
+		{name: "verdicts/bad_alertmanager_scheme", wantErr: ErrAlertmanagerURL},
+		{name: "verdicts/bad_alertmanager_user", wantErr: ErrAlertmanagerURL},
+		{name: "verdicts/bad_alertmanager_query", wantErr: ErrAlertmanagerURL},
+		{name: "verdicts/bad_alertmanager_host", wantErr: ErrAlertmanagerURL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sub, err := cm.Sub(tc.name)

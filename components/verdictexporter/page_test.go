@@ -205,12 +205,12 @@ func TestPageShowsWhatItKeeps(t *testing.T) {
 		t.Fatalf("GET / = %d: %s", code, body)
 	}
 	for _, want := range []string{`<strong data-n="2">2</strong> turns`, `take-1`, `take-2`, `need <strong data-field="need">2.10 s</strong> &gt; cushion`,
-		`bluetooth_a2dp (Bluetooth)`, `<strong>engine_restarting</strong>`, `Kept in memory only`} {
+		`bluetooth_a2dp (Bluetooth)`, `<strong class="tok">engine_restarting</strong>`, `Kept in memory only`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page does not say %s", want)
 		}
 	}
-	if n := strings.Count(body, `<tr data-status=`); n != 1 {
+	if n := strings.Count(body, `<li data-status=`); n != 1 {
 		t.Errorf("%d link changes shown, want 1", n)
 	}
 	if !strings.HasPrefix(h.Get("Content-Security-Policy"), "default-src 'none'") || h.Get("X-Content-Type-Options") != "nosniff" {
@@ -431,5 +431,82 @@ func TestPageBehindAToken(t *testing.T) {
 	}
 	if n := counted("otelcol_exporter_verdicts_page_refused"); n != 0 {
 		t.Errorf("otelcol_exporter_verdicts_page_refused = %d, want 0: a refused token is counted as unauthorized only", n)
+	}
+}
+
+// linkDuring is a link status change in turn n's trace.
+func linkDuring(n byte, at time.Time, status string) ptrace.Traces {
+	td := linkAt(n, at, status)
+	s := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	s.SetTraceID(pcommon.TraceID{0xAA, 15: n})
+	s.SetSpanID(pcommon.SpanID{0xDE, 7: n})
+	return td
+}
+
+func traceOf(n byte) string { return pcommon.TraceID{0xAA, 15: n}.String() }
+
+// TestPageTurnsPagedFilteredAndLinked: over real HTTP, the list pages past
+// page.turns and filters by cause; ?turn=TRACE is the turn's permalink
+// (404 when it is not kept), with the link status of its trace, and
+// ?turn=TRACE&format=text the turn as `percause turn` prints it.
+func TestPageTurnsPagedFilteredAndLinked(t *testing.T) {
+	c := &clock{testNow}
+	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
+	cfg.Page.Turns = 2
+	e := startWith(t, cfg, newHost(t), c)
+	ctx := context.Background()
+	for i := range 5 {
+		if err := e.ConsumeTraces(ctx, turnAt(byte(i+1), testNow.Add(-time.Duration(50-i)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.ConsumeTraces(ctx, linkDuring(2, testNow.Add(-48*time.Minute), semconv.LinkStatusConnectionLost)); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + e.addr + "/"
+	for q, want := range map[string][]byte{"": {5, 4}, "?page=2": {3, 2}, "?page=3": {1}, "?cause=synthesis&page=3": {1}, "?cause=network": nil} {
+		code, body, _ := get(t, base+q)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s = %d: %s", q, code, body)
+		}
+		var wantTraces []string
+		for _, n := range want {
+			wantTraces = append(wantTraces, traceOf(n))
+		}
+		var got []string
+		for _, part := range strings.Split(body, `<li class="turn" id="t-`)[1:] {
+			got = append(got, part[:32])
+		}
+		if strings.Join(got, ",") != strings.Join(wantTraces, ",") {
+			t.Errorf("GET %s lists %v, want %v", q, got, wantTraces)
+		}
+	}
+	if _, body, _ := get(t, base+"?page=2"); !strings.Contains(body, `rel="next" id="older"`) || !strings.Contains(body, `href="./" rel="prev"`) {
+		t.Error("page 2 does not link to the pages beside it")
+	}
+	code, body, _ := get(t, base+"?turn="+strings.ToUpper(traceOf(2)))
+	if code != http.StatusOK || !strings.Contains(body, `data-trace="`+traceOf(2)+`"`) || !strings.Contains(body, `<strong class="tok">connection_lost</strong>`) {
+		t.Errorf("the permalink of turn 2 = %d, without its card or its link status", code)
+	}
+	if code, body, _ := get(t, base+"?turn="+traceOf(9)); code != http.StatusNotFound || !strings.Contains(body, `id="not-kept"`) {
+		t.Errorf("the permalink of a turn not kept = %d", code)
+	}
+	code, text, h := get(t, base+"?turn="+traceOf(2)+"&format=text")
+	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		t.Fatalf("the turn as text = %d, %s", code, h.Get("Content-Type"))
+	}
+	for _, want := range []string{"turn 2 · ", "trace " + traceOf(2), "verdict              synthesis", "implicated           synthesis, wait",
+		"unit 3, take take-2: 2 underruns, 1.40 s silent; need 2.10 s > cushion 1.50 s: read as synthesis", "connection_lost"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the turn as text does not say %q:\n%s", want, text)
+		}
+	}
+	if code, _, _ := get(t, base+"?turn="+traceOf(9)+"&format=text"); code != http.StatusNotFound {
+		t.Errorf("a turn not kept as text = %d", code)
+	}
+	for _, q := range []string{"?cause=bogus", "?page=0", "?turn=abc", "?format=text"} {
+		if code, _, _ := get(t, base+q); code != http.StatusBadRequest {
+			t.Errorf("GET %s = %d, want 400", q, code)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.uber.org/zap"
 
+	"github.com/percause/percause/internal/dayreport"
 	"github.com/percause/percause/internal/verdictpage"
 )
 
@@ -89,13 +90,29 @@ func (e *verdictExporter) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := verdictpage.Render(&buf, e.pageFor(q)); err != nil {
+	code, contentType := http.StatusOK, "text/html; charset=utf-8"
+	page, found := e.pageFor(r.Context(), q)
+	switch {
+	case q.Format == verdictpage.FormatText && !found:
+		refuse(http.StatusNotFound, fmt.Sprintf("no turn with trace ID %s is kept here; the verdict file has every verdict", q.Turn))
+		return
+	case q.Format == verdictpage.FormatText:
+		// The turn as `percause turn` prints it, for `percause turn --page`.
+		contentType = "text/plain; charset=utf-8"
+		err = dayreport.WriteTurn(&buf, page.Turns[0], page.Links, page.Budget, page.Loc)
+	default:
+		if !found {
+			code = http.StatusNotFound
+		}
+		err = verdictpage.Render(&buf, page)
+	}
+	if err != nil {
 		e.logger.Error("verdict exporter: rendering the page", zap.Error(err))
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
 	}
 	e.tel.ExporterVerdictsPageServed.Add(r.Context(), 1)
-	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Type", contentType)
 	h.Add("Vary", "Accept-Encoding")
 	body := buf.Bytes()
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
@@ -108,14 +125,39 @@ func (e *verdictExporter) servePage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
 	if r.Method == http.MethodHead {
 		return
 	}
 	_, _ = w.Write(body)
 }
 
-// pageFor is the page for q from what the store keeps now.
-func (e *verdictExporter) pageFor(q verdictpage.Query) verdictpage.Page {
+// pageFor is the page for q from what the store keeps now, with what
+// Alertmanager says is firing when the page knows one; found is false for
+// a turn's permalink whose turn is not kept.
+func (e *verdictExporter) pageFor(ctx context.Context, q verdictpage.Query) (page verdictpage.Page, found bool) {
+	var alerts *verdictpage.Alerts
+	if e.cfg.Page.Alertmanager != "" {
+		alerts = firingAlerts(ctx, e.alertClient, e.cfg.Page.Alertmanager)
+	}
+	if q.Turn == "" {
+		p := e.dayPage(q)
+		p.Alerts = alerts
+		return p, true
+	}
+	t, links, ok := e.page.turn(q.Turn)
+	p := verdictpage.Page{
+		Title: PageTitle, Now: e.now(), Loc: time.Local, Query: &q,
+		Budget: e.cfg.Page.PostBudget.Seconds(), Alerts: alerts, Listed: e.cfg.Page.Turns,
+	}
+	if ok {
+		p.Turns, p.Links = []dayreport.Turn{t}, links
+	}
+	return p, ok
+}
+
+// dayPage is the page of the range and installation q asks for.
+func (e *verdictExporter) dayPage(q verdictpage.Query) verdictpage.Page {
 	now := e.now()
 	choice := q.Choice()
 	var from time.Time

@@ -311,6 +311,27 @@ func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.Turn, links
 	return turns, links, installations, len(p.turns), len(p.links)
 }
 
+// turn is the kept turn with this trace ID and the link status changes of
+// its trace (ok false when no such turn is kept).
+func (p *pageStore) turn(trace string) (t dayreport.Turn, links []dayreport.LinkChange, ok bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for i := len(p.turns) - 1; i >= 0 && !ok; i-- {
+		if p.turns[i].turn.Trace == trace {
+			t, ok = p.turns[i].turn, true
+		}
+	}
+	if !ok {
+		return t, nil, false
+	}
+	for _, k := range p.links {
+		if k.link.Trace == trace {
+			links = append(links, k.link)
+		}
+	}
+	return t, links, true
+}
+
 // open gets the exporter's client from the storage extension id names and
 // reads back what an earlier run stored; a value it cannot read is
 // deleted. It returns how many spans it read back.

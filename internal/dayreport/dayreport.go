@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -381,10 +383,15 @@ type Summary struct {
 	Done      Done           `json:"done"`
 }
 
-// Done is the criterion: every turn's speech-end-to-post within the budget,
-// pool_reset at 0, no "not sent" wait.
+// Done is the criterion: dictated turns on Wi-Fi and on LTE, every turn's
+// speech-end-to-post within the budget, pool_reset at 0, no "not sent"
+// wait.
 type Done struct {
 	Done bool `json:"done"`
+	// Links is the reading per link, one entry for each link a turn was on,
+	// in semconv.Links order: the criterion wants dictated turns on Wi-Fi
+	// and on LTE (semconv.LinkWifi, semconv.LinkCell).
+	Links []LinkDone `json:"links"`
 	// Budget is the speech-end-to-post allowance, seconds.
 	Budget float64 `json:"budget"`
 	// PostWithin counts the turns within the budget, PostOver those over
@@ -404,10 +411,76 @@ type Done struct {
 	NotSentMissing int `json:"not_sent_missing"`
 }
 
+// LinkDone is the done reading of the turns on one link.
+type LinkDone struct {
+	// Link is the turn's network.connection.type (semconv.Links;
+	// semconv.LinkUnknown when it said none).
+	Link string `json:"link"`
+	// Turns counts the link's turns; Dictated those that reported their
+	// speech-end-to-post (the recording was posted), PostOver those of
+	// them over the budget, SlowestPost the slowest.
+	Turns       int     `json:"turns"`
+	Dictated    int     `json:"dictated"`
+	PostOver    int     `json:"post_over"`
+	SlowestPost float64 `json:"slowest_post"`
+}
+
+// DoneLinks are the links the criterion wants dictated turns on.
+var DoneLinks = []string{semconv.LinkWifi, semconv.LinkCell}
+
+// LinkName is how the done reading names a link: the criterion's "Wi-Fi"
+// and "LTE" for semconv's wifi and cell.
+func LinkName(link string) string {
+	switch link {
+	case semconv.LinkWifi:
+		return "Wi-Fi"
+	case semconv.LinkCell:
+		return "LTE"
+	case "", semconv.LinkUnknown:
+		return "link unknown"
+	case semconv.LinkUnavailable:
+		return "no link"
+	}
+	return link
+}
+
+// linkOf is a turn's link as the reading counts it.
+func linkOf(t Turn) string {
+	if t.Link == "" {
+		return semconv.LinkUnknown
+	}
+	return t.Link
+}
+
+// Link is the reading of one link (a zero LinkDone naming it when no turn
+// was on it).
+func (d Done) Link(link string) LinkDone {
+	for _, l := range d.Links {
+		if l.Link == link {
+			return l
+		}
+	}
+	return LinkDone{Link: link}
+}
+
 // Summarize reads the day against the criterion with the given budget.
 func (d *Day) Summarize(budget float64) Summary {
 	s := Summary{Turns: len(d.Turns), ByCause: map[string]int{}, Done: Done{Budget: budget, PoolResetMax: -1}}
+	byLink := map[string]*LinkDone{}
 	for _, t := range d.Turns {
+		l := byLink[linkOf(t)]
+		if l == nil {
+			l = &LinkDone{Link: linkOf(t)}
+			byLink[l.Link] = l
+		}
+		l.Turns++
+		if t.SpeechEndToPost != nil {
+			l.Dictated++
+			l.SlowestPost = math.Max(l.SlowestPost, *t.SpeechEndToPost)
+			if *t.SpeechEndToPost > budget {
+				l.PostOver++
+			}
+		}
 		if t.Cause == "" {
 			s.NoVerdict++
 		} else {
@@ -435,10 +508,37 @@ func (d *Day) Summarize(budget float64) Summary {
 			s.Done.NotSentMax = math.Max(s.Done.NotSentMax, *t.NotSent)
 		}
 	}
-	// Done only on readings: a part nobody reported is not done.
-	s.Done.Done = s.Turns > 0 && s.Done.PostOver == 0 && s.Done.PostMissing == 0 && s.Done.PoolResetMax == 0 &&
-		s.Done.NotSentTurns == 0 && s.Done.NotSentMissing == 0
+	for _, link := range semconv.Links {
+		if l := byLink[link]; l != nil {
+			s.Done.Links = append(s.Done.Links, *l)
+			delete(byLink, link)
+		}
+	}
+	// A link outside semconv's list (the SDK counts none, a log line may
+	// say one) is read too, after them, by name.
+	others := make([]string, 0, len(byLink))
+	for link := range byLink {
+		others = append(others, link)
+	}
+	sort.Strings(others)
+	for _, link := range others {
+		s.Done.Links = append(s.Done.Links, *byLink[link])
+	}
+	// Done only on readings: a part nobody reported is not done, and
+	// neither is a day without dictated turns on each link it names.
+	s.Done.Done = s.Turns > 0 && s.Done.linksDone() && s.Done.PostOver == 0 && s.Done.PostMissing == 0 &&
+		s.Done.PoolResetMax == 0 && s.Done.NotSentTurns == 0 && s.Done.NotSentMissing == 0
 	return s
+}
+
+// linksDone reports whether every link of DoneLinks had dictated turns.
+func (d Done) linksDone() bool {
+	for _, link := range DoneLinks {
+		if d.Link(link).Dictated == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteTable writes the per-turn table: turn, trace, link, verdict, evidence.
@@ -498,9 +598,9 @@ type Reason struct {
 	Detail string `json:"detail"`
 }
 
-// Reasons are the done reading's three parts, in the order the criterion
+// Reasons are the done reading's four parts, in the order the criterion
 // names them (docs/domain.md, "Done"): what the summary prints and the
-// page shows.
+// page shows. The first says which links the day's turns were on.
 func (s Summary) Reasons() []Reason {
 	d := s.Done
 	post := fmt.Sprintf("%d of %d turns", d.PostWithin, s.Turns)
@@ -509,6 +609,15 @@ func (s Summary) Reasons() []Reason {
 	}
 	if d.PostMissing > 0 {
 		post += fmt.Sprintf(", %d did not report it", d.PostMissing)
+	}
+	var perLink []string
+	for _, l := range d.Links {
+		if l.Dictated > 0 {
+			perLink = append(perLink, fmt.Sprintf("%s %d of %d, slowest %.2f s", LinkName(l.Link), l.Dictated-l.PostOver, l.Dictated, l.SlowestPost))
+		}
+	}
+	if len(perLink) > 1 {
+		post += " (" + strings.Join(perLink, "; ") + ")"
 	}
 	pool := "no turn reported it"
 	if d.PoolResetMax >= 0 {
@@ -522,10 +631,40 @@ func (s Summary) Reasons() []Reason {
 		ns += fmt.Sprintf(", %d did not report it", d.NotSentMissing)
 	}
 	return []Reason{
+		{OK: d.linksDone(), Part: "dictated turns on Wi-Fi and LTE", Detail: linksDetail(d)},
 		{OK: d.PostOver == 0 && d.PostMissing == 0 && s.Turns > 0, Part: fmt.Sprintf("speech-end-to-post within %.2f s", d.Budget), Detail: post},
 		{OK: d.PoolResetMax == 0, Part: "pool_reset at 0", Detail: pool},
 		{OK: d.NotSentTurns == 0 && d.NotSentMissing == 0 && s.Turns > 0, Part: `no "not sent" wait`, Detail: ns},
 	}
+}
+
+// linksDetail says which links the day's turns were on: the dictated
+// turns on each link of DoneLinks (or that there were none), then the
+// other links seen.
+func linksDetail(d Done) string {
+	var parts []string
+	for _, link := range DoneLinks {
+		l := d.Link(link)
+		switch {
+		case l.Turns == 0:
+			parts = append(parts, fmt.Sprintf("%s none", LinkName(link)))
+		case l.Dictated == l.Turns:
+			parts = append(parts, fmt.Sprintf("%s %d dictated", LinkName(link), l.Dictated))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %d dictated of %s", LinkName(link), l.Dictated, turnsOf(l.Turns)))
+		}
+	}
+	var other []string
+	for _, l := range d.Links {
+		if !slices.Contains(DoneLinks, l.Link) {
+			other = append(other, fmt.Sprintf("%s %d", LinkName(l.Link), l.Turns))
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if len(other) > 0 {
+		out += "; also " + strings.Join(other, ", ")
+	}
+	return out
 }
 
 // WriteJSON writes one object per turn, then one with the summary
@@ -572,4 +711,159 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// ForcedReason says in words why a turn was decided before everything it
+// names had arrived (the verdict's percause.forced), worded apart from the
+// causes: "wait" is the processor's wait for takes, not the wait cause.
+func ForcedReason(forced string) string {
+	switch forced {
+	case "":
+		return ""
+	case "wait":
+		return "its takes had not all come when the processor's wait ran out"
+	case "max_age":
+		return "it was held as long as the processor's max_age allows"
+	case "pending_limit":
+		return "the processor held as many turns as max_pending allows"
+	case "shutdown":
+		return "the collector shut down while it waited"
+	}
+	return "for a reason this build does not know: " + forced
+}
+
+// LinkReadings are the readings a lost-link status change was chosen on,
+// in words: "progress check failing for 6.2 s, quiet for 15.5 s".
+func LinkReadings(l LinkChange) string {
+	var rs []string
+	switch {
+	case l.FailingFor != nil && l.Check != "":
+		rs = append(rs, fmt.Sprintf("%s failing for %.1f s", l.Check, *l.FailingFor))
+	case l.FailingFor != nil:
+		rs = append(rs, fmt.Sprintf("failing for %.1f s", *l.FailingFor))
+	case l.Check != "":
+		rs = append(rs, l.Check)
+	}
+	if l.QuietFor != nil {
+		rs = append(rs, fmt.Sprintf("quiet for %.1f s", *l.QuietFor))
+	}
+	return strings.Join(rs, ", ")
+}
+
+// LinksOf are the link status changes of one trace (a turn's), in the
+// order they came.
+func LinksOf(links []LinkChange, trace string) []LinkChange {
+	var out []LinkChange
+	for _, l := range links {
+		if l.Trace == trace {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// WriteTurn writes one turn as `percause turn` prints it: its verdict,
+// evidence and readings, what rule 1 read of each unit that underran, and
+// the phone's link status changes during the turn; times in loc.
+func WriteTurn(w io.Writer, t Turn, links []LinkChange, budget float64, loc *time.Location) error {
+	if loc == nil {
+		loc = time.UTC
+	}
+	bw := &errWriter{w: w}
+	when := "time not reported"
+	if t.Start != 0 {
+		when = t.Start.AsTime().In(loc).Format("2006-01-02 15:04:05 MST")
+	}
+	bw.printf("turn %d · %s · trace %s\n", t.Turn, when, t.Trace)
+	cause := t.Cause
+	if cause == "" {
+		cause = "(no verdict)"
+	}
+	row := func(name, format string, args ...any) {
+		bw.printf("  %-20s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	row("verdict", "%s", cause)
+	if len(t.Causes) > 0 {
+		row("implicated", "%s", strings.Join(t.Causes, ", "))
+	}
+	row("evidence", "%s", orNone(t.Evidence))
+	if t.Forced != "" {
+		row("decided early", "%s (%s)", ForcedReason(t.Forced), t.Forced)
+	}
+	row("link", "%s", linkOf(t))
+	if len(t.Outputs) > 0 {
+		route := strings.Join(t.Outputs, ", ")
+		if t.Bluetooth != nil && *t.Bluetooth {
+			route += " (Bluetooth)"
+		}
+		row("route", "%s", route)
+	}
+	if t.Underruns > 0 || t.Silent > 0 {
+		row("underruns", "%d, %.2f s silent", t.Underruns, t.Silent)
+	}
+	if t.SpeechEndToPost != nil {
+		over := "within"
+		if *t.SpeechEndToPost > budget {
+			over = "over"
+		}
+		row("speech end to post", "%.2f s (%s the %.2f s budget)", *t.SpeechEndToPost, over, budget)
+	}
+	if t.NotSent != nil {
+		row("not sent", "%.2f s", *t.NotSent)
+	}
+	if t.PoolResets != nil {
+		if t.PoolResetsBefore != nil {
+			row("pool_reset", "%d (before: %d)", *t.PoolResets, *t.PoolResetsBefore)
+		} else {
+			row("pool_reset", "%d", *t.PoolResets)
+		}
+	}
+	var who []string
+	if t.Installation != "" {
+		who = append(who, "installation "+t.Installation)
+	}
+	if t.Launch != "" {
+		who = append(who, "launch "+t.Launch)
+	}
+	if t.Version != "" {
+		who = append(who, "version "+t.Version)
+	}
+	if t.Rules != "" {
+		who = append(who, "rules "+t.Rules)
+	}
+	if len(who) > 0 {
+		row("from", "%s", strings.Join(who, ", "))
+	}
+	if len(t.Underran) > 0 {
+		bw.printf("units that underran, each take's need against the unit's cushion:\n")
+		for _, u := range t.Underran {
+			need := "the take never came"
+			if u.Need != nil {
+				cmp := "≤"
+				if u.Cause == semconv.CauseSynthesis {
+					cmp = ">"
+				}
+				need = fmt.Sprintf("need %.2f s %s cushion %.2f s", *u.Need, cmp, u.Cushion)
+			}
+			bw.printf("  unit %d, take %s: %d underruns, %.2f s silent; %s: read as %s\n", u.Unit, u.Take, u.Underruns, u.Silent, need, u.Cause)
+		}
+	}
+	if len(links) > 0 {
+		bw.printf("link status during the turn:\n")
+		for _, l := range links {
+			prev := ""
+			if l.Previous != "" {
+				prev = l.Previous + " → "
+			}
+			bw.printf("  %s %s%s", l.Time.AsTime().In(loc).Format("15:04:05"), prev, l.Status)
+			if l.Message != "" {
+				bw.printf(": %q", l.Message)
+			}
+			if r := LinkReadings(l); r != "" {
+				bw.printf(" (%s)", r)
+			}
+			bw.printf("\n")
+		}
+	}
+	return bw.err
 }

@@ -15,21 +15,31 @@ func f(v float64) *float64 { return &v }
 func n(v int64) *int64     { return &v }
 
 func TestSummarizeTheDoneReading(t *testing.T) {
-	ok := Turn{Cause: "none", SpeechEndToPost: f(1.2), NotSent: f(0), PoolResets: n(0)}
+	ok := Turn{Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(1.2), NotSent: f(0), PoolResets: n(0)}
+	lte := ok
+	lte.Link, lte.SpeechEndToPost = semconv.LinkCell, f(0.9)
+	on := func(t Turn, link string) Turn { t.Link = link; return t }
+	undictated := lte
+	undictated.SpeechEndToPost = nil
 	for name, tc := range map[string]struct {
 		turns []Turn
 		done  bool
-		say   string
+		say   []string
 	}{
-		"clean day":        {[]Turn{ok, ok}, true, "yes speech-end-to-post within 3.00 s: 2 of 2 turns, slowest 1.20 s"},
-		"slow post":        {[]Turn{ok, {Cause: "wait", SpeechEndToPost: f(3.5), NotSent: f(0), PoolResets: n(0)}}, false, "NO  speech-end-to-post within 3.00 s: 1 of 2 turns, slowest 3.50 s"},
-		"post at budget":   {[]Turn{{Cause: "none", SpeechEndToPost: f(3.0), NotSent: f(0), PoolResets: n(0)}}, true, "1 of 1 turns"},
-		"post missing":     {[]Turn{ok, {Cause: "none", NotSent: f(0), PoolResets: n(0)}}, false, "1 did not report it"},
-		"pool moved":       {[]Turn{ok, {Cause: "pool", SpeechEndToPost: f(1), NotSent: f(0), PoolResets: n(2)}}, false, "NO  pool_reset at 0: highest tally 2"},
-		"not sent shown":   {[]Turn{ok, {Cause: "none", SpeechEndToPost: f(1), NotSent: f(4.5), PoolResets: n(0)}}, false, "NO  no \"not sent\" wait: 1 turn, longest 4.50 s"},
-		"no turns":         {nil, false, "0 turns by cause: none"},
-		"a turn, no cause": {[]Turn{{SpeechEndToPost: f(1)}}, false, "no verdict 1"},
-		"nothing reported": {[]Turn{{Cause: "none", SpeechEndToPost: f(1)}}, false, "NO  pool_reset at 0: no turn reported it"},
+		"clean day on both links": {[]Turn{ok, lte}, true, []string{"yes dictated turns on Wi-Fi and LTE: Wi-Fi 1 dictated, LTE 1 dictated",
+			"yes speech-end-to-post within 3.00 s: 2 of 2 turns, slowest 1.20 s (Wi-Fi 1 of 1, slowest 1.20 s; LTE 1 of 1, slowest 0.90 s)"}},
+		"Wi-Fi only":         {[]Turn{ok, ok}, false, []string{"NO  dictated turns on Wi-Fi and LTE: Wi-Fi 2 dictated, LTE none", "yes speech-end-to-post within 3.00 s: 2 of 2 turns, slowest 1.20 s"}},
+		"LTE never dictated": {[]Turn{ok, undictated}, false, []string{"NO  dictated turns on Wi-Fi and LTE: Wi-Fi 1 dictated, LTE 0 dictated of 1 turn", "1 did not report it"}},
+		"other links named":  {[]Turn{ok, lte, on(ok, semconv.LinkWired), on(ok, "")}, true, []string{"Wi-Fi 1 dictated, LTE 1 dictated; also wired 1, link unknown 1"}},
+		"slow post on LTE":   {[]Turn{ok, {Cause: "wait", Link: semconv.LinkCell, SpeechEndToPost: f(3.5), NotSent: f(0), PoolResets: n(0)}}, false, []string{"NO  speech-end-to-post within 3.00 s: 1 of 2 turns, slowest 3.50 s (Wi-Fi 1 of 1, slowest 1.20 s; LTE 0 of 1, slowest 3.50 s)"}},
+		"post at budget":     {[]Turn{lte, {Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(3.0), NotSent: f(0), PoolResets: n(0)}}, true, []string{"2 of 2 turns"}},
+		"post missing":       {[]Turn{ok, lte, {Cause: "none", NotSent: f(0), PoolResets: n(0)}}, false, []string{"1 did not report it"}},
+		"pool moved":         {[]Turn{ok, lte, {Cause: "pool", SpeechEndToPost: f(1), NotSent: f(0), PoolResets: n(2)}}, false, []string{"NO  pool_reset at 0: highest tally 2"}},
+		"not sent shown":     {[]Turn{ok, lte, {Cause: "none", SpeechEndToPost: f(1), NotSent: f(4.5), PoolResets: n(0)}}, false, []string{"NO  no \"not sent\" wait: 1 turn, longest 4.50 s"}},
+		"no turns":           {nil, false, []string{"0 turns by cause: none", "NO  dictated turns on Wi-Fi and LTE: Wi-Fi none, LTE none"}},
+		"a turn, no cause":   {[]Turn{{SpeechEndToPost: f(1)}}, false, []string{"no verdict 1"}},
+		"nothing reported":   {[]Turn{ok, lte, {Cause: "none", SpeechEndToPost: f(1)}}, false, []string{`NO  no "not sent" wait: none shown, 1 did not report it`}},
+		"no tally at all":    {[]Turn{{Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(1)}}, false, []string{"NO  pool_reset at 0: no turn reported it"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := &Day{Turns: tc.turns}
@@ -41,10 +51,33 @@ func TestSummarizeTheDoneReading(t *testing.T) {
 			if err := WriteSummary(&b, s); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(b.String(), tc.say) {
-				t.Errorf("summary\n%s\nwant it to say %q", b.String(), tc.say)
+			for _, say := range tc.say {
+				if !strings.Contains(b.String(), say) {
+					t.Errorf("summary\n%s\nwant it to say %q", b.String(), say)
+				}
 			}
 		})
+	}
+}
+
+// TestDoneReadPerLink: the reading of each link is its own turns', in
+// semconv.Links order, whatever order the turns came in.
+func TestDoneReadPerLink(t *testing.T) {
+	turns := []Turn{
+		{Link: semconv.LinkCell, SpeechEndToPost: f(4)},
+		{Link: semconv.LinkWifi, SpeechEndToPost: f(1)},
+		{Link: semconv.LinkCell},
+		{Link: semconv.LinkWifi, SpeechEndToPost: f(2)},
+	}
+	got := (&Day{Turns: turns}).Summarize(3).Done.Links
+	want := []LinkDone{{Link: semconv.LinkWifi, Turns: 2, Dictated: 2, SlowestPost: 2}, {Link: semconv.LinkCell, Turns: 2, Dictated: 1, PostOver: 1, SlowestPost: 4}}
+	if len(got) != len(want) {
+		t.Fatalf("links %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("link %d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
 

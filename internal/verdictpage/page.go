@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -50,31 +51,58 @@ type Page struct {
 	// Now is when it is rendered; Loc the zone its times are written in.
 	Now time.Time
 	Loc *time.Location
-	// From and To bound the range shown; a zero From starts at the first
-	// turn, a zero To ends at the last.
+	// From and To bound the range asked for; the chart's bars span the
+	// turns in it.
 	From, To time.Time
 	// RangeLabel says the range in words ("last 24 hours", "the log's
 	// turns").
 	RangeLabel string
-	// Query is the served page's choice of range and installation; nil for
-	// a static page, which then has no form and does not refresh.
+	// Query is the served page's choice of range, installation, cause,
+	// page of turns or one turn; nil for a static page, which then has no
+	// form, links within itself and does not refresh.
 	Query *Query
 	// Installations are those the form offers.
 	Installations []string
 	// Turns are the turns in range (of the installation asked for), in the
-	// order they happened; Links the link status changes likewise.
+	// order they happened; Links the link status changes likewise. For a
+	// turn's permalink (Query.Turn), the turn and its link changes.
 	Turns []dayreport.Turn
 	Links []dayreport.LinkChange
 	// Budget is the done reading's speech-end-to-post allowance, seconds.
 	Budget float64
 	// Refresh is how often the served page reloads itself (0: never).
 	Refresh time.Duration
-	// Listed is how many of the most recent turns and link changes are
-	// listed (DefaultListed when 0).
+	// Listed is how many turns a page of the list holds, and how many of
+	// the most recent link changes are listed (DefaultListed when 0).
 	Listed int
 	// Kept says what the page's store keeps, under the page ("" : nothing
 	// said).
 	Kept string
+	// Alerts are Alertmanager's firing alerts, shown above "Done?"; nil
+	// when no Alertmanager is known to the page.
+	Alerts *Alerts
+}
+
+// Alerts is what Alertmanager said when the page asked it.
+type Alerts struct {
+	// Source is the Alertmanager asked (its URL).
+	Source string
+	// Err says why it did not answer ("" when it did).
+	Err string
+	// Firing are its firing alerts, longest firing first.
+	Firing []Alert
+}
+
+// Alert is one firing alert.
+type Alert struct {
+	Name    string
+	Summary string
+	Since   time.Time
+	// Installation is the installation it names ("" none), Trace the
+	// turn's trace ID it names ("" none): the box links to that turn, or
+	// else to that installation's turns.
+	Installation string
+	Trace        string
 }
 
 var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
@@ -90,19 +118,30 @@ func Render(w io.Writer, p Page) error {
 	return nil
 }
 
+// Find is the turn with this trace ID among turns (ok false if none).
+func Find(turns []dayreport.Turn, trace string) (dayreport.Turn, bool) {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Trace == trace {
+			return turns[i], true
+		}
+	}
+	return dayreport.Turn{}, false
+}
+
 // view is what the template reads.
 type view struct {
 	Title, RangeLabel, Generated, Zone, FromText, ToText string
 	CSP, Kept                                            string
 	Refresh                                              int
 	Form                                                 *form
+	Alerts                                               *alertsView
+	Focus                                                *focusView
 	Summary                                              dayreport.Summary
 	Reasons                                              []dayreport.Reason
 	ByCause                                              []causeCount
 	Timeline                                             timeline
 	Implicated                                           bars
-	Recent                                               []turnView
-	RecentOf                                             int
+	List                                                 listView
 	Links                                                []linkView
 	LinksOf                                              int
 }
@@ -110,6 +149,7 @@ type view struct {
 type form struct {
 	Ranges        []option
 	Installations []option
+	Causes        []option
 }
 
 type option struct {
@@ -118,8 +158,65 @@ type option struct {
 }
 
 type causeCount struct {
-	Cause string
-	N     int
+	Cause, Href string
+	N           int
+}
+
+// listView is the list of turns: a page of them, newest first.
+type listView struct {
+	Turns []turnView
+	// Head says what is listed ("turns 51–100 of 164 network turns").
+	Head string
+	// Cause is the filter ("" none), Clear the link without it.
+	Cause, Clear string
+	// Newer and Older link to the pages beside this one ("" none).
+	Newer, Older string
+	// Empty says why nothing is listed.
+	Empty string
+}
+
+// focusView is a turn's permalink.
+type focusView struct {
+	Trace string
+	Found bool
+	Turn  turnView
+	// Day links to the page of the turn's installation.
+	Day string
+}
+
+type alertsView struct {
+	Source, Err string
+	Firing      []alertView
+}
+
+type alertView struct {
+	Name, Summary, Since, For, Href, Target string
+}
+
+// links makes the page's links: on the served page, queries that ask the
+// exporter again; on a static page, anchors within the one document.
+type links struct {
+	q *Query
+	// page is the page of the list each listed turn is on (static: none);
+	// listed how many turns a page holds.
+	page   map[string]int
+	listed int
+}
+
+// turn is the link to one turn: its permalink, or its card's anchor.
+func (l links) turn(trace string) string {
+	if l.q == nil {
+		return "#t-" + trace
+	}
+	return TurnHref(trace)
+}
+
+// with is the served page's link to the query changed by f.
+func (l links) with(f func(q *Query)) string {
+	q := *l.q
+	q.Turn, q.Format, q.Page = "", "", 1
+	f(&q)
+	return q.Href()
 }
 
 func build(p Page) view {
@@ -130,8 +227,6 @@ func build(p Page) view {
 	if listed <= 0 {
 		listed = DefaultListed
 	}
-	day := dayreport.Day{Turns: p.Turns}
-	sum := day.Summarize(p.Budget)
 	v := view{
 		Title:      p.Title,
 		RangeLabel: p.RangeLabel,
@@ -140,27 +235,22 @@ func build(p Page) view {
 		CSP:        CSP,
 		Kept:       p.Kept,
 		Refresh:    int(p.Refresh / time.Second),
-		Summary:    sum,
-		Reasons:    sum.Reasons(),
+		Alerts:     alertsOf(p),
 	}
+	lk := links{q: p.Query, listed: listed}
 	if p.Query == nil {
 		v.Refresh = 0
 	} else {
-		f := &form{}
-		for _, r := range Ranges {
-			f.Ranges = append(f.Ranges, option{Value: r.Key, Label: r.Label, Selected: r.Key == p.Query.Range})
-		}
-		f.Installations = append(f.Installations, option{Value: "", Label: "every installation", Selected: p.Query.Installation == ""})
-		insts := slices.Clone(p.Installations)
-		if p.Query.Installation != "" && !slices.Contains(insts, p.Query.Installation) {
-			insts = append(insts, p.Query.Installation)
-		}
-		slices.Sort(insts)
-		for _, in := range insts {
-			f.Installations = append(f.Installations, option{Value: in, Label: in, Selected: in == p.Query.Installation})
-		}
-		v.Form = f
+		v.Form = formOf(p)
 	}
+	if p.Query != nil && p.Query.Turn != "" {
+		v.Focus = focusOf(p, lk)
+		v.Refresh = 0
+		return v
+	}
+	day := dayreport.Day{Turns: p.Turns}
+	sum := day.Summarize(p.Budget)
+	v.Summary, v.Reasons = sum, sum.Reasons()
 	from, to := p.From, p.To
 	if len(p.Turns) > 0 {
 		if from.IsZero() {
@@ -178,23 +268,183 @@ func build(p Page) view {
 	}
 	for _, c := range semconv.Causes {
 		if n := sum.ByCause[c]; n > 0 {
-			v.ByCause = append(v.ByCause, causeCount{c, n})
+			cc := causeCount{Cause: c, N: n}
+			if p.Query != nil {
+				cc.Href = lk.with(func(q *Query) { q.Cause = c })
+			}
+			v.ByCause = append(v.ByCause, cc)
 		}
 	}
 	if sum.NoVerdict > 0 {
-		v.ByCause = append(v.ByCause, causeCount{"no verdict", sum.NoVerdict})
+		v.ByCause = append(v.ByCause, causeCount{Cause: "no verdict", N: sum.NoVerdict})
 	}
-	v.Timeline = buildTimeline(p.Turns, from, to, p.Loc)
+	v.List, lk.page = listOf(p, lk, listed)
+	v.Timeline = buildTimeline(p.Turns, p.Loc, lk)
 	v.Implicated = buildImplicated(p.Turns)
-	v.RecentOf = len(p.Turns)
-	for i := len(p.Turns) - 1; i >= 0 && len(v.Recent) < listed; i-- {
-		v.Recent = append(v.Recent, turnOf(p.Turns[i], p.Loc, p.Budget))
+	byTrace := map[string]*dayreport.Turn{}
+	for i := range p.Turns {
+		byTrace[p.Turns[i].Trace] = &p.Turns[i]
 	}
 	v.LinksOf = len(p.Links)
 	for i := len(p.Links) - 1; i >= 0 && len(v.Links) < listed; i-- {
-		v.Links = append(v.Links, linkOf(p.Links[i], p.Loc))
+		lv := linkOf(p.Links[i], p.Loc, true)
+		if t := byTrace[p.Links[i].Trace]; t != nil {
+			lv.Turn, lv.TurnHref = fmt.Sprintf("turn %d", t.Turn), lk.turn(t.Trace)
+		}
+		v.Links = append(v.Links, lv)
 	}
 	return v
+}
+
+func formOf(p Page) *form {
+	f := &form{}
+	for _, r := range Ranges {
+		f.Ranges = append(f.Ranges, option{Value: r.Key, Label: r.Label, Selected: r.Key == p.Query.Range})
+	}
+	f.Installations = append(f.Installations, option{Value: "", Label: "every installation", Selected: p.Query.Installation == ""})
+	insts := slices.Clone(p.Installations)
+	if p.Query.Installation != "" && !slices.Contains(insts, p.Query.Installation) {
+		insts = append(insts, p.Query.Installation)
+	}
+	slices.Sort(insts)
+	for _, in := range insts {
+		f.Installations = append(f.Installations, option{Value: in, Label: in, Selected: in == p.Query.Installation})
+	}
+	f.Causes = append(f.Causes, option{Value: "", Label: "every cause", Selected: p.Query.Cause == ""})
+	for _, c := range semconv.Causes {
+		f.Causes = append(f.Causes, option{Value: c, Label: c, Selected: c == p.Query.Cause})
+	}
+	return f
+}
+
+// listOf is the page of the list the query asks for, newest first, and
+// the page each turn of the (filtered) list is on, for the chart's links.
+func listOf(p Page, lk links, listed int) (listView, map[string]int) {
+	cause, page := "", 1
+	if p.Query != nil {
+		cause, page = p.Query.Cause, max(p.Query.Page, 1)
+	}
+	newest := make([]*dayreport.Turn, 0, len(p.Turns))
+	for i := len(p.Turns) - 1; i >= 0; i-- {
+		if cause == "" || p.Turns[i].Cause == cause {
+			newest = append(newest, &p.Turns[i])
+		}
+	}
+	pageOf := map[string]int{}
+	for i, t := range newest {
+		pageOf[t.Trace] = i/listed + 1
+	}
+	lv := listView{Cause: cause}
+	of := turnsOf(len(newest))
+	if cause != "" {
+		of = fmt.Sprintf("%d %s turn", len(newest), cause)
+		if len(newest) != 1 {
+			of += "s"
+		}
+		lv.Clear = lk.with(func(q *Query) { q.Cause = "" })
+	}
+	if p.Query == nil {
+		page, listed = 1, max(listed, len(newest))
+	}
+	lo := (page - 1) * listed
+	hi := min(lo+listed, len(newest))
+	switch {
+	case len(newest) == 0 && cause != "":
+		lv.Empty, lv.Head = fmt.Sprintf("No %s turn in this range.", cause), "0 "+cause+" turns."
+	case len(newest) == 0:
+		lv.Empty, lv.Head = "No turns in this range.", "0 turns."
+	case lo >= len(newest):
+		last := (len(newest)-1)/listed + 1
+		lv.Empty = fmt.Sprintf("Page %d is past the last, page %d.", page, last)
+		lv.Head = of + "."
+		lv.Newer = lk.with(func(q *Query) { q.Cause, q.Page = cause, last })
+	case lo == 0 && hi == len(newest):
+		lv.Head = fmt.Sprintf("All %s, newest first.", of)
+		if len(newest) == 1 {
+			lv.Head = of + "."
+		}
+	default:
+		lv.Head = fmt.Sprintf("Turns %d–%d of %s, newest first.", lo+1, hi, of)
+	}
+	if lo < len(newest) {
+		for _, t := range newest[lo:hi] {
+			lv.Turns = append(lv.Turns, turnOf(*t, dayreport.LinksOf(p.Links, t.Trace), p.Loc, p.Budget, lk))
+		}
+		if page > 1 {
+			lv.Newer = lk.with(func(q *Query) { q.Cause, q.Page = cause, page-1 })
+		}
+		if hi < len(newest) {
+			lv.Older = lk.with(func(q *Query) { q.Cause, q.Page = cause, page+1 })
+		}
+	}
+	return lv, pageOf
+}
+
+func turnsOf(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return fmt.Sprintf("%d turns", n)
+}
+
+func focusOf(p Page, lk links) *focusView {
+	fv := &focusView{Trace: p.Query.Trace()}
+	t, ok := Find(p.Turns, fv.Trace)
+	if !ok {
+		fv.Day = lk.with(func(q *Query) {})
+		return fv
+	}
+	fv.Found = true
+	fv.Turn = turnOf(t, dayreport.LinksOf(p.Links, t.Trace), p.Loc, p.Budget, lk)
+	fv.Day = lk.with(func(q *Query) { q.Installation, q.Range = t.Installation, "all" })
+	return fv
+}
+
+// Trace is the trace ID of the turn asked for.
+func (q Query) Trace() string { return q.Turn }
+
+// maxAlerts bounds the alerts the box lists.
+const maxAlerts = 20
+
+func alertsOf(p Page) *alertsView {
+	if p.Alerts == nil {
+		return nil
+	}
+	av := &alertsView{Source: p.Alerts.Source, Err: p.Alerts.Err}
+	for i, a := range p.Alerts.Firing {
+		if i == maxAlerts {
+			break
+		}
+		v := alertView{Name: a.Name, Summary: a.Summary}
+		if !a.Since.IsZero() {
+			v.Since = a.Since.In(p.Loc).Format("2006-01-02 15:04:05")
+			v.For = since(p.Now.Sub(a.Since))
+		}
+		switch {
+		case a.Trace != "" && TraceID(a.Trace):
+			v.Href, v.Target = TurnHref(a.Trace), "its turn"
+		case a.Installation != "":
+			v.Href, v.Target = Query{Range: "all", Installation: a.Installation}.Href(), "the installation's turns"
+		}
+		if p.Query == nil && v.Href != "" {
+			v.Href = ""
+		}
+		av.Firing = append(av.Firing, v)
+	}
+	return av
+}
+
+// since says a duration the way the alerts box does: "4 min", "2 h 5 min".
+func since(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", d/time.Hour, d%time.Hour/time.Minute)
+	}
+	return fmt.Sprintf("%d days", d/(24*time.Hour))
 }
 
 func zoneName(t time.Time) string {
@@ -214,17 +464,24 @@ func abs(n int) int {
 
 // turnView is one listed turn.
 type turnView struct {
-	Trace, Short, Cause, Time, Date, Link, Route, Evidence, Forced string
-	Installation, Launch, Version                                  string
-	Turn                                                           int64
-	Causes                                                         []string
-	Readings                                                       []reading
-	Underran                                                       []underrunView
+	Trace, Short, Cause, Time, Date, Link, Route, Evidence string
+	Href                                                   string
+	Forced, ForcedReason                                   string
+	Installation, ShortInstallation, Launch, Version       string
+	Turn                                                   int64
+	Causes                                                 []string
+	Readings                                               []reading
+	Underran                                               []underrunView
+	LinkStatus                                             []linkView
 }
 
+// reading is one of the turn's readings. Read marks one a rule read
+// (shown in red): the underruns rule 1 read, the pool tally rule 5 saw
+// move. Note says what the done reading makes of it ("over the 3.00 s
+// budget"), which is no rule's.
 type reading struct {
-	Name, Value string
-	Bad         bool
+	Name, Value, Note string
+	Read              bool
 }
 
 type underrunView struct {
@@ -234,13 +491,13 @@ type underrunView struct {
 	Compare                            string
 }
 
-func turnOf(t dayreport.Turn, loc *time.Location, budget float64) turnView {
+func turnOf(t dayreport.Turn, changes []dayreport.LinkChange, loc *time.Location, budget float64, lk links) turnView {
 	at := t.Start.AsTime().In(loc)
 	tv := turnView{
-		Trace: t.Trace, Short: short(t.Trace, 8), Cause: t.Cause, Turn: t.Turn,
+		Trace: t.Trace, Short: short(t.Trace, 8), Cause: t.Cause, Turn: t.Turn, Href: lk.turn(t.Trace),
 		Time: at.Format("15:04:05"), Date: at.Format("2006-01-02"),
-		Link: t.Link, Evidence: t.Evidence, Forced: t.Forced,
-		Installation: t.Installation, Launch: short(t.Launch, 8), Version: t.Version,
+		Link: t.Link, Evidence: t.Evidence, Forced: t.Forced, ForcedReason: dayreport.ForcedReason(t.Forced),
+		Installation: t.Installation, ShortInstallation: short(t.Installation, 8), Launch: short(t.Launch, 8), Version: t.Version,
 		Causes: t.Causes,
 	}
 	if t.Start == 0 {
@@ -261,20 +518,32 @@ func turnOf(t dayreport.Turn, loc *time.Location, budget float64) turnView {
 	}
 	tv.Route = route
 	if t.Underruns > 0 || t.Silent > 0 {
-		tv.Readings = append(tv.Readings, reading{Name: "underruns", Value: fmt.Sprintf("%d, %.2f s silent", t.Underruns, t.Silent), Bad: true})
+		tv.Readings = append(tv.Readings, reading{Name: "underruns", Value: fmt.Sprintf("%d, %.2f s silent", t.Underruns, t.Silent),
+			Read: len(t.Underran) > 0})
 	}
 	if t.SpeechEndToPost != nil {
-		tv.Readings = append(tv.Readings, reading{Name: "speech end to post", Value: fmt.Sprintf("%.2f s", *t.SpeechEndToPost), Bad: *t.SpeechEndToPost > budget})
+		r := reading{Name: "speech end to post", Value: fmt.Sprintf("%.2f s", *t.SpeechEndToPost)}
+		if *t.SpeechEndToPost > budget {
+			r.Note = fmt.Sprintf("over the %.2f s budget", budget)
+		}
+		tv.Readings = append(tv.Readings, r)
 	}
 	if t.NotSent != nil {
-		tv.Readings = append(tv.Readings, reading{Name: "not sent", Value: fmt.Sprintf("%.2f s", *t.NotSent), Bad: *t.NotSent > 0})
+		r := reading{Name: "not sent", Value: fmt.Sprintf("%.2f s", *t.NotSent)}
+		if *t.NotSent > 0 {
+			r.Note = `a "not sent" wait`
+		}
+		tv.Readings = append(tv.Readings, r)
 	}
 	if t.PoolResets != nil {
 		val := fmt.Sprint(*t.PoolResets)
 		if t.PoolResetsBefore != nil {
 			val = fmt.Sprintf("%d (before: %d)", *t.PoolResets, *t.PoolResetsBefore)
 		}
-		tv.Readings = append(tv.Readings, reading{Name: "pool_reset", Value: val, Bad: *t.PoolResets > 0})
+		tv.Readings = append(tv.Readings, reading{Name: "pool_reset", Value: val, Read: slices.Contains(t.Causes, semconv.CausePool)})
+	}
+	for i := range tv.Readings {
+		tv.Readings[i].Value, tv.Readings[i].Note = keepUnits(tv.Readings[i].Value), keepUnits(tv.Readings[i].Note)
 	}
 	for _, u := range t.Underran {
 		uv := underrunView{Unit: u.Unit, Take: u.Take, Underruns: u.Underruns, Silent: fmt.Sprintf("%.2f s", u.Silent),
@@ -289,27 +558,35 @@ func turnOf(t dayreport.Turn, loc *time.Location, budget float64) turnView {
 		}
 		tv.Underran = append(tv.Underran, uv)
 	}
+	for _, l := range changes {
+		tv.LinkStatus = append(tv.LinkStatus, linkOf(l, loc, false))
+	}
 	return tv
 }
 
 type linkView struct {
-	Time, Date, Status, Previous, Message, Check, Installation, Readings string
+	Time, Date, Status, Previous, Message, Installation, Readings string
+	// Turn names the turn the change came during ("" none listed),
+	// TurnHref links to it.
+	Turn, TurnHref string
 }
 
-func linkOf(l dayreport.LinkChange, loc *time.Location) linkView {
+func linkOf(l dayreport.LinkChange, loc *time.Location, withDate bool) linkView {
 	at := l.Time.AsTime().In(loc)
-	lv := linkView{Time: at.Format("15:04:05"), Date: at.Format("2006-01-02"), Status: l.Status, Previous: l.Previous,
-		Message: l.Message, Check: l.Check, Installation: l.Installation}
-	var rs []string
-	if l.FailingFor != nil {
-		rs = append(rs, fmt.Sprintf("failing for %.1f s", *l.FailingFor))
+	lv := linkView{Time: at.Format("15:04:05"), Status: l.Status, Previous: l.Previous,
+		Message: l.Message, Installation: l.Installation, Readings: keepUnits(dayreport.LinkReadings(l))}
+	if withDate {
+		lv.Date = at.Format("2006-01-02")
 	}
-	if l.QuietFor != nil {
-		rs = append(rs, fmt.Sprintf("quiet for %.1f s", *l.QuietFor))
-	}
-	lv.Readings = strings.Join(rs, ", ")
 	return lv
 }
+
+// numberUnit is a number and the unit after it ("6.2 s").
+var numberUnit = regexp.MustCompile(`(\d) (s|ms)\b`)
+
+// keepUnits joins each number to its unit with a no-break space, so a
+// narrow line does not end in "6.2" and start the next with "s".
+func keepUnits(s string) string { return numberUnit.ReplaceAllString(s, "$1\u00a0$2") }
 
 func short(s string, n int) string {
 	if len(s) > n {
@@ -349,6 +626,9 @@ type bar struct {
 type seg struct {
 	X, Y, W, H float64
 	Cause      string
+	// Href links to the segment's turn, or to the list of its cause at
+	// the page holding its newest turn, at that turn's card.
+	Href, Title string
 }
 
 type axisLabel struct {
@@ -361,7 +641,7 @@ type timelineRow struct {
 	Total  int
 }
 
-var steps = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+var steps = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
 	3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
 
 // bucketStep is the smallest step that covers [from, to] in at most
@@ -398,33 +678,52 @@ func stepName(s time.Duration) string {
 		return fmt.Sprintf("%d hours", s/time.Hour)
 	case s == time.Minute:
 		return "minute"
+	case s < time.Minute:
+		return fmt.Sprintf("%d seconds", s/time.Second)
 	default:
 		return fmt.Sprintf("%d minutes", s/time.Minute)
 	}
 }
 
-func buildTimeline(turns []dayreport.Turn, from, to time.Time, loc *time.Location) timeline {
+// buildTimeline is the chart of turns by primary cause over time. Its
+// bars span the turns' own times, first to last, whatever the range asked
+// for: a range of a day whose turns came in ten minutes is drawn as those
+// ten minutes.
+func buildTimeline(turns []dayreport.Turn, loc *time.Location, lk links) timeline {
 	tl := timeline{W: chartW, H: chartH, PlotBottomY: chartH - plotBottom, PlotLeft: plotLeft, PlotRight: chartW - plotRight}
-	if len(turns) == 0 || from.IsZero() || to.IsZero() {
+	var from, to time.Time
+	for _, t := range turns {
+		if t.Start == 0 {
+			continue
+		}
+		at := t.Start.AsTime()
+		if from.IsZero() || at.Before(from) {
+			from = at
+		}
+		if at.After(to) {
+			to = at
+		}
+	}
+	if from.IsZero() {
 		tl.Summary = "No turns in this range."
 		return tl
-	}
-	if to.Before(from) {
-		from, to = to, from
 	}
 	step := bucketStep(from, to)
 	start := floorTo(from, step, loc)
 	n := int(to.Sub(start)/step) + 1
 	counts := make([][]int, n)
+	newest := make([][]*dayreport.Turn, n)
 	for i := range counts {
 		counts[i] = make([]int, len(semconv.Causes))
+		newest[i] = make([]*dayreport.Turn, len(semconv.Causes))
 	}
 	causeAt := map[string]int{}
 	for i, c := range semconv.Causes {
 		causeAt[c] = i
 	}
 	used := make([]bool, len(semconv.Causes))
-	for _, t := range turns {
+	for i := range turns {
+		t := &turns[i]
 		if t.Start == 0 {
 			continue
 		}
@@ -434,6 +733,7 @@ func buildTimeline(turns []dayreport.Turn, from, to time.Time, loc *time.Locatio
 			continue
 		}
 		counts[b][ci]++
+		newest[b][ci] = t // turns are in the order they happened
 		used[ci] = true
 	}
 	for i, c := range semconv.Causes {
@@ -456,11 +756,13 @@ func buildTimeline(turns []dayreport.Turn, from, to time.Time, loc *time.Locatio
 	slot := plotW / float64(n)
 	gap := math.Min(2, slot*0.2)
 	label := func(t time.Time) string {
-		if step >= 24*time.Hour {
+		switch {
+		case step >= 24*time.Hour:
 			return t.Format("Jan 2")
-		}
-		if n*int(step/time.Minute) > 24*60 {
+		case n*int(step/time.Second) > 24*3600:
 			return t.Format("Jan 2 15:04")
+		case step < time.Minute:
+			return t.Format("15:04:05")
 		}
 		return t.Format("15:04")
 	}
@@ -477,14 +779,31 @@ func buildTimeline(turns []dayreport.Turn, from, to time.Time, loc *time.Locatio
 			}
 			h := plotH * float64(c) / float64(tl.Max)
 			y -= h
-			b.Segs = append(b.Segs, seg{X: round1(x), Y: round1(y), W: round1(slot - gap), H: round1(h), Cause: semconv.Causes[ci]})
+			sg := seg{X: round1(x), Y: round1(y), W: round1(slot - gap), H: round1(h), Cause: semconv.Causes[ci]}
+			last := newest[i][ci]
+			switch {
+			case c == 1:
+				sg.Href, sg.Title = lk.turn(last.Trace), fmt.Sprintf("turn %d, %s", last.Turn, semconv.Causes[ci])
+			case lk.q == nil:
+				sg.Href, sg.Title = lk.turn(last.Trace), fmt.Sprintf("%d %s turns; the newest", c, semconv.Causes[ci])
+			default:
+				cause, page := semconv.Causes[ci], 1
+				if lk.q.Cause == cause {
+					page = lk.page[last.Trace]
+				} else {
+					page = causePage(turns, cause, last.Trace, lk)
+				}
+				sg.Href = lk.with(func(q *Query) { q.Cause, q.Page = cause, page }) + "#t-" + last.Trace
+				sg.Title = fmt.Sprintf("%d %s turns, listed", c, cause)
+			}
+			b.Segs = append(b.Segs, sg)
 			parts = append(parts, fmt.Sprintf("%s %d", semconv.Causes[ci], c))
 			total += c
 		}
 		if total > 0 {
-			b.Title = fmt.Sprintf("%s, %s: %s", bt.Format("2006-01-02 15:04"), stepName(step), strings.Join(parts, ", "))
+			b.Title = fmt.Sprintf("%s, %s: %s", bt.Format("2006-01-02 15:04:05"), stepName(step), strings.Join(parts, ", "))
 			tl.Bars = append(tl.Bars, b)
-			r := timelineRow{From: bt.Format("2006-01-02 15:04"), Total: total}
+			r := timelineRow{From: bt.Format("2006-01-02 15:04:05"), Total: total}
 			for _, c := range tl.Causes {
 				r.Counts = append(r.Counts, row[causeAt[c]])
 			}
@@ -501,8 +820,35 @@ func buildTimeline(turns []dayreport.Turn, from, to time.Time, loc *time.Locatio
 	for _, i := range marks {
 		tl.XLabels = append(tl.XLabels, axisLabel{Text: label(start.Add(time.Duration(i) * step))})
 	}
-	tl.Summary = fmt.Sprintf("%d turns in %d bars of one %s each; the busiest bar has %d.", len(turns), n, stepName(step), maxTotal)
+	tl.Summary = fmt.Sprintf("%s from %s to %s in %d bars of %s each; the busiest bar has %d.", turnsOf(len(turns)),
+		from.In(loc).Format("2006-01-02 15:04:05"), to.In(loc).Format("15:04:05"), n, oneStep(step), maxTotal)
 	return tl
+}
+
+// oneStep is "one hour", "10 seconds".
+func oneStep(s time.Duration) string {
+	name := stepName(s)
+	if strings.ContainsAny(name, "0123456789") {
+		return name
+	}
+	return "one " + name
+}
+
+// causePage is the page of the list filtered by cause that holds the turn
+// with this trace ID.
+func causePage(turns []dayreport.Turn, cause, trace string, lk links) int {
+	listed := lk.listed
+	i := 0
+	for j := len(turns) - 1; j >= 0; j-- {
+		if turns[j].Cause != cause {
+			continue
+		}
+		if turns[j].Trace == trace {
+			return i/listed + 1
+		}
+		i++
+	}
+	return 1
 }
 
 func niceCeil(n int) int {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,10 +69,14 @@ func fixedDay() ([]dayreport.Turn, []dayreport.LinkChange) {
 	unk.Underruns, unk.Silent = 1, 0.5
 	esc := clean(14, 0, 8)
 	esc.Evidence = `a <script>alert("x")</script> & friends`
+	// A tally that stands still (2 before, 2 now) is no rule's reading.
+	esc.PoolResets, esc.PoolResetsBefore = n(2), n(2)
 	turns = append(turns, net, syn, bt, pool, unk, esc)
 	links := []dayreport.LinkChange{
+		{Time: at(8, 12), Trace: net.Trace, Span: "1", Installation: turns[0].Installation, Status: semconv.LinkStatusConnectionLost,
+			Previous: semconv.LinkStatusOK, Message: "Connection lost. Checking why…", Check: "progress check", FailingFor: f(6.2), QuietFor: f(15.5)},
 		{Time: at(12, 1), Trace: "0b", Span: "1", Installation: turns[0].Installation, Status: semconv.LinkStatusEngineRestarting,
-			Previous: semconv.LinkStatusOK, Message: "Pippa is restarting, back in a few seconds.", Check: "progress", FailingFor: f(6.2), QuietFor: f(15.5)},
+			Previous: semconv.LinkStatusOK, Message: "Pippa is restarting, back in a few seconds.", Check: "progress check", FailingFor: f(6.2), QuietFor: f(15.5)},
 		{Time: at(12, 2), Trace: "0b", Span: "2", Installation: turns[0].Installation, Status: semconv.LinkStatusOK,
 			Previous: semconv.LinkStatusEngineRestarting},
 	}
@@ -132,17 +137,25 @@ func TestShowsTheVerdicts(t *testing.T) {
 	for _, want := range []string{
 		`<strong data-n="8">8</strong> turns by primary cause`,
 		`data-done="no"`, "No: not done",
-		`<span class="mark bad">no</span> speech-end-to-post within 3.00 s: 7 of 8 turns, slowest 3.60 s`,
-		`<span class="mark bad">no</span> pool_reset at 0: highest tally 1`,
+		`<span class="mark ok">yes</span> dictated turns on Wi-Fi and LTE: Wi-Fi 7 dictated, LTE 1 dictated`,
+		`<span class="mark bad">no</span> speech-end-to-post within 3.00 s: 7 of 8 turns, slowest 3.60 s (Wi-Fi 6 of 7, slowest 3.60 s; LTE 1 of 1, slowest 0.80 s)`,
+		`<span class="mark bad">no</span> pool_reset at 0: highest tally 2`,
 		`<li data-cause="none" data-n="3">`, `<li data-cause="network" data-n="1">`,
 		`take t3 need 2.10 s &gt; cushion 1.50 s`,
-		`unit 3 · take <code>t3</code>: 2 underruns, 1.40 s silent; need <strong data-field="need">2.10 s</strong> &gt; cushion <strong data-field="cushion">1.50 s</strong>: read as <span class="read-as">synthesis</span>`,
+		`unit 3 · take <code class="tok">t3</code>: 2 underruns, 1.40 s silent; need <strong data-field="need">2.10 s</strong> &gt; cushion <strong data-field="cushion">1.50 s</strong>: read as <span class="read-as">synthesis</span>`,
 		`need <strong data-field="need">0.40 s</strong> ≤ cushion`,
 		`the take never came; cushion <strong data-field="cushion">1.50 s</strong>`,
 		`bluetooth_a2dp (Bluetooth)`,
-		`<dt>decided early</dt><dd class="bad">wait</dd>`,
-		`ok → <strong>engine_restarting</strong>`, `Pippa is restarting, back in a few seconds.`,
-		`failing for 6.2 s, quiet for 15.5 s; check progress`,
+		`<dt>decided early</dt><dd data-field="forced" data-forced="wait">its takes had not all come when the processor&#39;s wait ran out</dd>`,
+		`<span class="tok">ok</span> → <strong class="tok">engine_restarting</strong>: “Pippa is restarting, back in a few seconds.” <span class="muted">(progress check failing for 6.2 s, quiet for 15.5 s)</span>`,
+		`<dt>pool_reset</dt><dd class="bad" data-read="rule">1 (before: 0)</dd>`,
+		`<dt>pool_reset</dt><dd>2 (before: 2)</dd>`,
+		`<dt>underruns</dt><dd class="bad" data-read="rule">2, 1.40 s silent</dd>`,
+		`<dt>speech end to post</dt><dd>3.60 s <span class="note">(over the 3.00 s budget)</span></dd>`,
+		`<dt>not sent</dt><dd>4.50 s <span class="note">(a &#34;not sent&#34; wait)</span></dd>`,
+		`<a href="./?cause=network" class="badge b-network">network</a>`,
+		`<a href="./?turn=0a000000000000000000000000000013" class="permalink">turn 3 · `,
+		` · during <a href="./?turn=0a000000000000000000000000000013">turn 3</a>`,
 		`<li data-cause="wait" data-n="1"><span>wait</span>`,
 		`<meta http-equiv="refresh" content="30">`,
 		`a &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; friends`,
@@ -172,8 +185,9 @@ func TestSelfContained(t *testing.T) {
 			t.Errorf("the page contains %q", bad)
 		}
 	}
+	// Its links ask the same page again (a query, an anchor), nothing else.
 	for _, m := range regexp.MustCompile(`(?:src|href|action)="([^"]*)"`).FindAllStringSubmatch(out, -1) {
-		if m[1] != "./" && m[1] != "data:," {
+		if m[1] != "./" && m[1] != "data:," && !strings.HasPrefix(m[1], "./?") {
 			t.Errorf("the page refers to %q", m[1])
 		}
 	}
@@ -194,6 +208,12 @@ func TestSelfContained(t *testing.T) {
 	s := render(t, static)
 	if strings.Contains(s, "<form") || strings.Contains(s, `http-equiv="refresh"`) {
 		t.Error("a static page has a form or reloads itself")
+	}
+	// A static page is one file: its links are anchors within it.
+	for _, m := range regexp.MustCompile(`(?:src|href|action)="([^"]*)"`).FindAllStringSubmatch(s, -1) {
+		if m[1] != "data:," && !strings.HasPrefix(m[1], "#t-") {
+			t.Errorf("the static page refers to %q", m[1])
+		}
 	}
 }
 
@@ -300,10 +320,189 @@ func TestWithin(t *testing.T) {
 	turns, links := fixedDay()
 	turns[1].Installation = "other"
 	got, gl := Within(turns, links, day0.Add(7*time.Hour+30*time.Minute), day0.Add(12*time.Hour+1*time.Minute), turns[0].Installation)
-	if len(got) != 4 || got[0].Turn != 3 || got[3].Turn != 6 || len(gl) != 1 {
+	if len(got) != 4 || got[0].Turn != 3 || got[3].Turn != 6 || len(gl) != 2 {
 		t.Errorf("within got %d turns (first %+v), %d links", len(got), got, len(gl))
 	}
 	if all, _ := Within(turns, links, time.Time{}, time.Time{}, ""); len(all) != len(turns) {
 		t.Errorf("open bounds kept %d of %d", len(all), len(turns))
+	}
+}
+
+// cards are the trace IDs of the turn cards the page lists, in order.
+func cards(page string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<li class="turn" id="t-[0-9a-f]+" data-trace="([0-9a-f]+)"`).FindAllStringSubmatch(page, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func trace(turn int) string { return "0a" + strings.Repeat("0", 28) + strconv.Itoa(turn+10) }
+
+// TestListPagesAndFilters: the list of turns pages past page.turns and
+// filters by cause; each page links to the pages beside it and keeps the
+// query's range, installation and cause.
+func TestListPagesAndFilters(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		q            Query
+		listed       int
+		want         []int
+		head         string
+		newer, older string
+	}{
+		{"first page", Query{Range: "24h"}, 3, []int{8, 7, 6}, "Turns 1–3 of 8 turns, newest first.", "", "./?page=2"},
+		{"middle page", Query{Range: "24h", Page: 2}, 3, []int{5, 4, 3}, "Turns 4–6 of 8 turns, newest first.", "./", "./?page=3"},
+		{"last page", Query{Range: "all", Page: 3}, 3, []int{2, 1}, "Turns 7–8 of 8 turns, newest first.", "./?page=2&amp;range=all", ""},
+		{"past the last", Query{Range: "24h", Page: 9}, 3, nil, "8 turns.", "./?page=3", ""},
+		{"every turn on one page", Query{Range: "24h"}, 50, []int{8, 7, 6, 5, 4, 3, 2, 1}, "All 8 turns, newest first.", "", ""},
+		{"by cause", Query{Range: "24h", Cause: semconv.CauseNone}, 50, []int{8, 2, 1}, "All 3 none turns, newest first.", "", ""},
+		{"by cause, paged", Query{Range: "24h", Cause: semconv.CauseNone, Installation: "x"}, 2, []int{8, 2}, "Turns 1–2 of 3 none turns, newest first.", "", "./?cause=none&amp;installation=x&amp;page=2"},
+		{"a cause with no turn", Query{Range: "24h", Cause: semconv.CauseState}, 50, nil, "0 state turns.", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := fixedPage()
+			p.Query, p.Listed = &c.q, c.listed
+			out := render(t, p)
+			var want []string
+			for _, n := range c.want {
+				want = append(want, trace(n))
+			}
+			if got := cards(out); !slices.Equal(got, want) {
+				t.Errorf("listed %v, want %v", got, want)
+			}
+			if !strings.Contains(out, `<p class="muted" id="list-head">`+c.head) {
+				t.Errorf("the list's head is not %q", c.head)
+			}
+			for id, href := range map[string]string{"newer": c.newer, "older": c.older} {
+				got := regexp.MustCompile(`<a href="([^"]*)" rel="[a-z]+" id="` + id + `">`).FindStringSubmatch(out)
+				switch {
+				case href == "" && got != nil:
+					t.Errorf("a %s link to %s, want none", id, got[1])
+				case href != "" && (got == nil || got[1] != href):
+					t.Errorf("the %s link is %v, want %s", id, got, href)
+				}
+			}
+			if c.q.Cause != "" && !strings.Contains(out, `id="clear-filter"`) {
+				t.Error("a filtered list has no link back to every cause")
+			}
+			// The done reading is the range's, whatever the list shows.
+			if !strings.Contains(out, `<strong data-n="8">8</strong> turns by primary cause`) {
+				t.Error("the list's filter changed the day's counts")
+			}
+		})
+	}
+}
+
+// TestTurnPermalink: ?turn=TRACE is that turn's card alone, with the
+// link status changes of its trace, linking back to its installation's
+// turns; an unknown trace says the turn is not kept.
+func TestTurnPermalink(t *testing.T) {
+	p := fixedPage()
+	p.Query = &Query{Range: "24h", Turn: trace(3)}
+	out := render(t, p)
+	if got := cards(out); !slices.Equal(got, []string{trace(3)}) {
+		t.Fatalf("the permalink lists %v", got)
+	}
+	for _, want := range []string{
+		`<h2 id="h-focus">Turn <code class="tok">` + trace(3) + `</code></h2>`,
+		`<div class="status-line" data-field="link-status">`,
+		`<strong class="tok">connection_lost</strong>: “Connection lost. Checking why…”`,
+		`<a href="./?installation=3f6c1a52-7d2e-4a8b-9c61-0d5e4f3a2b10&amp;range=all">Every turn of this installation</a>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the permalink does not say %s", want)
+		}
+	}
+	for _, not := range []string{`id="h-done"`, `engine_restarting`, `http-equiv="refresh"`} {
+		if strings.Contains(out, not) {
+			t.Errorf("the permalink shows %s", not)
+		}
+	}
+	p.Query = &Query{Range: "24h", Turn: strings.Repeat("ab", 16)}
+	if out := render(t, p); !strings.Contains(out, `id="not-kept"`) || len(cards(out)) != 0 {
+		t.Error("an unknown trace does not say the turn is not kept")
+	}
+}
+
+// TestCardsCarryTheirLinkStatus: a link status change is shown in the
+// card of the turn whose trace it came in, and only there.
+func TestCardsCarryTheirLinkStatus(t *testing.T) {
+	out := render(t, fixedPage())
+	for _, tr := range cards(out) {
+		i := strings.Index(out, `data-trace="`+tr+`"`)
+		card := out[i : i+strings.Index(out[i:], "</li>\n<li class=\"turn\"")+1]
+		if j := strings.Index(out[i:], `</ol>`); !strings.Contains(out[i:i+j], `<li class="turn"`) {
+			card = out[i : i+j]
+		}
+		has := strings.Contains(card, `data-field="link-status"`)
+		if has != (tr == trace(3)) {
+			t.Errorf("turn %s: link status shown %v", tr, has)
+		}
+	}
+}
+
+// TestChartFollowsTheData: the chart's bars span the turns, not the range
+// asked for: a day whose turns came in ten minutes is drawn as ten
+// minutes, in bars of under a minute.
+func TestChartFollowsTheData(t *testing.T) {
+	end := day0.Add(15 * time.Hour)
+	var turns []dayreport.Turn
+	for i := range 23 {
+		turns = append(turns, dayreport.Turn{Trace: trace(i), Turn: int64(i + 1), Cause: semconv.CauseNone,
+			Start: pcommon.NewTimestampFromTime(end.Add(-10*time.Minute + time.Duration(i)*26*time.Second))})
+	}
+	tl := buildTimeline(turns, time.UTC, links{q: &Query{Range: "24h"}, listed: 50})
+	if len(tl.Bars) < 10 || tl.Step != "30 seconds" {
+		t.Errorf("%d bars of %s for 23 turns in 10 minutes", len(tl.Bars), tl.Step)
+	}
+	if first, last := tl.XLabels[0].Text, tl.XLabels[len(tl.XLabels)-1].Text; first != "14:50:00" || last != "14:59:30" {
+		t.Errorf("the axis runs %s to %s, want 14:50:00 to 14:59:30", first, last)
+	}
+	// A bar of one turn links to it; of several, to their cause's list at
+	// the newest's card.
+	for _, b := range tl.Bars {
+		for _, s := range b.Segs {
+			if !strings.HasPrefix(s.Href, "./?turn=") && !regexp.MustCompile(`^\./\?cause=none#t-[0-9a-f]{32}$`).MatchString(s.Href) {
+				t.Errorf("a bar links to %q", s.Href)
+			}
+		}
+	}
+}
+
+// TestAlertsBox: with Alertmanager known, a box above "Done?" lists each
+// firing alert, since when, and links to its turn or installation; it
+// says plainly when Alertmanager does not answer.
+func TestAlertsBox(t *testing.T) {
+	p := fixedPage()
+	if strings.Contains(render(t, p), `id="alerts"`) {
+		t.Error("an alerts box without an Alertmanager")
+	}
+	since := p.Now.Add(-25 * time.Minute)
+	p.Alerts = &Alerts{Source: "http://127.0.0.1:9093", Firing: []Alert{
+		{Name: "PercausePoolResetMoved", Summary: "pool_reset moved on installation x", Since: since, Installation: "x", Trace: trace(6)},
+		{Name: "PercauseReconnectingShown", Since: since, Installation: "x"},
+		{Name: "Other", Trace: "not-a-trace"},
+	}}
+	out := render(t, p)
+	for _, want := range []string{
+		`<li data-alert="PercausePoolResetMoved"><strong class="tok">PercausePoolResetMoved</strong>, firing since <time class="tok">2026-11-30 14:35:00</time> (25 min): pool_reset moved on installation x · <a href="./?turn=` + trace(6) + `">its turn</a></li>`,
+		`<a href="./?installation=x&amp;range=all">the installation&#39;s turns</a>`,
+		`<li data-alert="Other"><strong class="tok">Other</strong></li>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the box does not say %s", want)
+		}
+	}
+	if strings.Index(out, `id="alerts"`) > strings.Index(out, `id="h-done"`) {
+		t.Error("the alerts box is not above Done?")
+	}
+	p.Alerts = &Alerts{Source: "http://127.0.0.1:9093"}
+	if !strings.Contains(render(t, p), `data-state="quiet"`) {
+		t.Error("no alert firing is not said")
+	}
+	p.Alerts = &Alerts{Source: "http://127.0.0.1:9093", Err: "connection refused"}
+	if out := render(t, p); !strings.Contains(out, `does not answer, so the page cannot say what is firing: connection refused`) {
+		t.Error("an Alertmanager that does not answer is not said")
 	}
 }

@@ -1,0 +1,178 @@
+package verdictexporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/verdictpage"
+)
+
+// postAlert posts one alert to a real Alertmanager's API, as Prometheus
+// does.
+func postAlert(t *testing.T, am *testenv.Alertmanager, labels, annotations map[string]string, startsAt time.Time) {
+	t.Helper()
+	body, _ := json.Marshal([]map[string]any{{"labels": labels, "annotations": annotations,
+		"startsAt": startsAt.Format(time.RFC3339), "endsAt": startsAt.Add(time.Hour).Format(time.RFC3339)}})
+	resp, err := http.Post(am.URL+"/api/v2/alerts", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("posting an alert: %s", resp.Status)
+	}
+}
+
+// TestPageShowsFiringAlerts: with page.alertmanager naming a real
+// Alertmanager on loopback, the page lists each firing alert above "Done?",
+// since when, linking to the turn it names (trace_id) or else to its
+// installation's turns; once Alertmanager is stopped (by its pid) the page
+// says plainly that it does not answer, and still renders the day.
+func TestPageShowsFiringAlerts(t *testing.T) {
+	am := testenv.StartAlertmanager(t)
+	since := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
+	postAlert(t, am, map[string]string{"alertname": "PercausePoolResetMoved", "app_installation_id": "install-1", "severity": "warning"},
+		map[string]string{"summary": "pool_reset moved on installation install-1", "trace_id": traceOf(1)}, since)
+	postAlert(t, am, map[string]string{"alertname": "PercauseReconnectingShown", "app_installation_id": "install-2"},
+		map[string]string{"summary": `"Reconnecting" was shown on installation install-2`}, since.Add(time.Minute))
+	testenv.WaitFor(t, 10*time.Second, "Alertmanager to hold both alerts", func() bool {
+		a, err := am.Alerts()
+		return err == nil && len(a) == 2
+	})
+
+	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
+	cfg.Page.Alertmanager = am.URL
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{time.Now()}
+	e := startWith(t, cfg, newHost(t), c)
+	if err := e.ConsumeTraces(context.Background(), turnAt(1, c.t.Add(-11*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + e.addr + "/"
+	code, body, _ := get(t, base)
+	if code != http.StatusOK {
+		t.Fatalf("GET / = %d", code)
+	}
+	for _, want := range []string{
+		`data-state="firing"`,
+		`<li data-alert="PercausePoolResetMoved"><strong class="tok">PercausePoolResetMoved</strong>, firing since <time class="tok">` + since.In(time.Local).Format("2006-01-02 15:04:05") + `</time> (10 min): pool_reset moved on installation install-1 · <a href="./?turn=` + traceOf(1) + `">its turn</a></li>`,
+		`<a href="./?installation=install-2&amp;range=all">the installation&#39;s turns</a>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not say %s", want)
+		}
+	}
+	if strings.Index(body, `id="alerts"`) > strings.Index(body, `id="h-done"`) || strings.Index(body, "PercausePoolResetMoved") > strings.Index(body, "PercauseReconnectingShown") {
+		t.Error("the alerts are not above Done?, longest firing first")
+	}
+	// The permalink the alert links to shows the box too.
+	if _, turn, _ := get(t, base+"?turn="+traceOf(1)); !strings.Contains(turn, `data-alert="PercausePoolResetMoved"`) || !strings.Contains(turn, `data-trace="`+traceOf(1)+`"`) {
+		t.Error("the alert's turn does not show the alert and the turn")
+	}
+
+	am.Proc.Stop()
+	code, body, _ = get(t, base)
+	if code != http.StatusOK || !strings.Contains(body, `data-state="unanswered"`) ||
+		!strings.Contains(body, `Alertmanager (<code class="tok">`+am.URL+`</code>) does not answer, so the page cannot say what is firing: dial tcp`) {
+		t.Errorf("with Alertmanager stopped the page = %d and does not say it does not answer", code)
+	}
+	if !strings.Contains(body, `<strong data-n="1">1</strong> turns`) {
+		t.Error("with Alertmanager stopped the day is not shown")
+	}
+}
+
+// TestAlertmanagerThatHangs: an Alertmanager that takes the connection and
+// never answers costs the page AlertmanagerTimeout, after which it says so.
+func TestAlertmanagerThatHangs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // read nothing, answer nothing
+		}
+	}()
+	defer func() {
+		close(held)
+		for c := range held {
+			c.Close()
+		}
+	}()
+	got := firingAlerts(context.Background(), &http.Client{Timeout: AlertmanagerTimeout}, "http://"+ln.Addr().String())
+	if got.Err != "no answer within 1s" || got.Firing != nil {
+		t.Errorf("a hanging Alertmanager: %+v", got)
+	}
+	select {
+	case c := <-held:
+		held <- c
+	default:
+		t.Fatal("the hanging listener was never asked: the test injected no fault")
+	}
+}
+
+func TestParseAlerts(t *testing.T) {
+	got, err := parseAlerts([]byte(`[
+{"labels":{"alertname":"B","installation":"i2"},"annotations":{},"startsAt":"2026-12-01T09:00:00Z","status":{"state":"active"}},
+{"labels":{"alertname":"A","trace_id":"0A00000000000000000000000000001F"},"annotations":{"summary":"s"},"startsAt":"2026-12-01T08:00:00Z","status":{"state":"active"}},
+{"labels":{"alertname":"C"},"annotations":{"trace_id":"short"},"startsAt":"2026-12-01T07:00:00Z","status":{"state":"suppressed"}},
+{"labels":{},"annotations":{"percause_trace_id":"0a00000000000000000000000000002f","app_installation_id":"i3"},"startsAt":"2026-12-01T10:00:00Z","status":{"state":"active"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []verdictpage.Alert{
+		{Name: "A", Summary: "s", Since: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC), Trace: "0a00000000000000000000000000001f"},
+		{Name: "B", Since: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Installation: "i2"},
+		{Name: "(an alert without alertname)", Since: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Installation: "i3", Trace: "0a00000000000000000000000000002f"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if !got[i].Since.Equal(want[i].Since) || got[i].Name != want[i].Name || got[i].Summary != want[i].Summary ||
+			got[i].Trace != want[i].Trace || got[i].Installation != want[i].Installation {
+			t.Errorf("alert %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	for _, bad := range []string{``, `{}`, `[1]`, `[{"startsAt":"yesterday"}]`, `null x`} {
+		if _, err := parseAlerts([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// FuzzParseAlerts: any answer parses or is refused, without a panic; a
+// trace it keeps is one the page can link to.
+func FuzzParseAlerts(f *testing.F) {
+	for _, s := range []string{`[]`, `null`, `[{"labels":{"alertname":"A","trace_id":"0a00000000000000000000000000001f"}}]`,
+		`[{"labels":{"alertname":"A"},"annotations":{"summary":"x"},"startsAt":"2026-12-01T08:00:00Z","status":{"state":"active"}}]`, `[{"labels":[]}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		alerts, err := parseAlerts(b)
+		if err != nil {
+			return
+		}
+		for _, a := range alerts {
+			if a.Name == "" || (a.Trace != "" && !verdictpage.TraceID(a.Trace)) {
+				t.Fatalf("%q: kept %+v", b, a)
+			}
+		}
+	})
+}
