@@ -16,7 +16,7 @@ import (
 )
 
 // The alerts box: at each rendering the page asks Alertmanager's API what
-// is firing (docs/decisions/0231-the-page-asks-alertmanager.md).
+// is firing (docs/decisions/0233-the-page-asks-alertmanager.md).
 const (
 	// AlertmanagerTimeout bounds asking Alertmanager: past it the page
 	// says it did not answer and renders without its alerts.

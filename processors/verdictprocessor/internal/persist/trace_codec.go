@@ -16,7 +16,7 @@ import (
 // A build reads every version it has ever written: a change of the form
 // bumps traceVersion and adds a reader for it to traceReaders, keeping the
 // older ones, so the turns an earlier build left stored are read into
-// today's readings (docs/decisions/0228-stored-turns-migrate.md).
+// today's readings (docs/decisions/0229-stored-turns-migrate.md).
 // testdata/stored holds a value of each version, which TestStoredVersionsRead
 // reads; TestCodecCoversEveryField fails when a reading gains a field the
 // codec does not carry.
