@@ -49,6 +49,13 @@ const (
 	// a household's phones many times over, and a bounded number of
 	// series downstream.
 	DefaultCounterInstallations = 1000
+	// DefaultLaunches is how many launches the cross-turn rules remember
+	// the recent turns of (the least recently seen forgotten past it): a
+	// fleet's launches of a day many times over, at about 1.3 KB each.
+	DefaultLaunches = 10000
+	// DefaultLaunchIdle is how long a launch unseen is remembered: an app
+	// left open overnight is still the same launch in the morning.
+	DefaultLaunchIdle = 24 * time.Hour
 	// DefaultCounterIdle is how long an installation unseen keeps its name
 	// on the counted events: the Prometheus exporter's metric_expiration in
 	// the configurations here.
@@ -77,6 +84,7 @@ var (
 	ErrDecisionWaitRange       = errors.New("decision_wait must be positive and at most wait")
 	ErrEmitUnknown             = fmt.Errorf("emit must be %q or %q", EmitAll, EmitVerdicts)
 	ErrCountersRange           = errors.New("counters.installations must not be negative and counters.idle must be positive")
+	ErrLaunchesRange           = errors.New("launches.max must not be negative and launches.idle must be positive")
 	ErrPassSpans               = fmt.Errorf("pass_spans names spans sent on with emit: %q, none empty", EmitVerdicts)
 )
 
@@ -110,6 +118,9 @@ type Config struct {
 	Storage *component.ID `mapstructure:"storage"`
 	// Counters bounds the labels of the counted events.
 	Counters CountersConfig `mapstructure:"counters"`
+	// Launches bounds what is remembered of each launch for the rules that
+	// read across turns.
+	Launches LaunchesConfig `mapstructure:"launches"`
 	// Rules holds the rules' thresholds.
 	Rules verdict.Rules `mapstructure:"rules"`
 }
@@ -125,6 +136,19 @@ type CountersConfig struct {
 	Idle time.Duration `mapstructure:"idle"`
 }
 
+// LaunchesConfig bounds the launches whose recent turns the processor
+// remembers: the pool and state rules read a launch's previous turns, and
+// a turn that carries no history of its own is read against these
+// (docs/decisions/0226-the-collector-remembers-each-launch.md).
+type LaunchesConfig struct {
+	// Max is how many launches are remembered; past it the least recently
+	// seen is forgotten (counted). 0 remembers none: a turn is then read
+	// against the history it carries only.
+	Max int `mapstructure:"max"`
+	// Idle is how long a launch unseen is remembered.
+	Idle time.Duration `mapstructure:"idle"`
+}
+
 var _ component.Config = (*Config)(nil)
 
 func createDefaultConfig() component.Config {
@@ -136,6 +160,7 @@ func createDefaultConfig() component.Config {
 		DecisionWait:     DefaultDecisionWait,
 		Emit:             DefaultEmit,
 		Counters:         CountersConfig{Installations: DefaultCounterInstallations, Idle: DefaultCounterIdle},
+		Launches:         LaunchesConfig{Max: DefaultLaunches, Idle: DefaultLaunchIdle},
 		Rules:            verdict.DefaultRules(),
 	}
 }
@@ -176,6 +201,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Counters.Installations < 0 || c.Counters.Idle <= 0 {
 		bad(ErrCountersRange, "installations %d, idle %s", c.Counters.Installations, c.Counters.Idle)
+	}
+	if c.Launches.Max < 0 || c.Launches.Idle <= 0 {
+		bad(ErrLaunchesRange, "max %d, idle %s", c.Launches.Max, c.Launches.Idle)
 	}
 	if c.Rules.LateLead < 0 {
 		bad(ErrLateLeadNegative, "late_lead is %s", c.Rules.LateLead)

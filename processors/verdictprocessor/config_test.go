@@ -32,6 +32,7 @@ func TestLoadConfig(t *testing.T) {
 			Wait: 2 * time.Second, MaxAge: time.Minute, MaxPending: 500, DecidedCacheSize: 1000,
 			DecisionWait: 500 * time.Millisecond, Emit: EmitVerdicts, Storage: &storageID,
 			Counters: CountersConfig{Installations: 0, Idle: time.Hour},
+			Launches: LaunchesConfig{Max: 50, Idle: 2 * time.Hour},
 			Rules:    verdict.Rules{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
 		}},
 		{id: "bad_wait", wantErr: ErrWaitNotPositive},
@@ -45,6 +46,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_emit", wantErr: ErrEmitUnknown},
 		{id: "bad_counters", wantErr: ErrCountersRange},
 		{id: "bad_pass_spans", wantErr: ErrPassSpans},
+		{id: "bad_launches", wantErr: ErrLaunchesRange},
 	}
 	for _, tt := range tests {
 		name := tt.id

@@ -30,11 +30,14 @@ type decision struct {
 
 // decideLocked decides a held trace and marks its verdict as on its way;
 // settle releases it once the next consumer accepted the verdict.
-func (p *verdictProcessor) decideLocked(e *pending.Entry, forced verdict.Forced) decision {
+func (p *verdictProcessor) decideLocked(e *pending.Entry, forced verdict.Forced, out *tally) decision {
 	e.Delivery.Sending, e.Delivery.Forced = true, forced
+	v := verdict.Decide(&e.Trace, p.earlierOf(e), &p.cfg.Rules, forced)
+	if v.HistoryDisagrees {
+		out.disagreements++
+	}
 	return decision{entry: e, resource: e.Turn.Resource, turnAt: e.TurnAt,
-		installation: p.labels.label(installationOf(e.Turn.Resource), p.now()),
-		v:            verdict.Decide(&e.Trace, nil, &p.cfg.Rules, forced)}
+		installation: p.labels.label(installationOf(e.Turn.Resource), p.now()), v: v}
 }
 
 // forced words why a turn is decided early, as the evidence gives it.

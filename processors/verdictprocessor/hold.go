@@ -102,6 +102,7 @@ func (p *verdictProcessor) hold(ctx context.Context, obs []observation) holding 
 	var out tally
 	var h holding
 	touched := make([]*pending.Entry, 0, 4)
+	var woken []*pending.Entry // traces of a later turn, waiting for one this batch brought
 	p.mu.Lock()
 	for i := range obs {
 		o := &obs[i]
@@ -117,15 +118,20 @@ func (p *verdictProcessor) hold(ctx context.Context, obs []observation) holding 
 		}
 		if p.mergeLocked(e, o, now, &out) {
 			p.held.Changed(e)
+			if o.kind == obsTurn && e.Turn == o.turn {
+				if next := p.recordTurnLocked(e, now, &out); next != nil {
+					woken = append(woken, next)
+				}
+			}
 		}
 		if len(touched) == 0 || touched[len(touched)-1] != e {
 			touched = append(touched, e)
 		}
 	}
 	evicted := len(h.decisions)
-	for _, e := range touched {
+	for _, e := range append(touched, woken...) {
 		if e.Held() && !e.Delivery.Sending && p.decidable(e) {
-			h.decisions = append(h.decisions, p.decideLocked(e, verdict.Forced{}))
+			h.decisions = append(h.decisions, p.decideLocked(e, verdict.Forced{}, &out))
 		}
 	}
 	// What this batch leaves held must be stored before it is acknowledged;
@@ -160,9 +166,10 @@ func leavesHeld(touched []*pending.Entry, decided []decision) bool {
 }
 
 // decidable reports whether a held trace's turn can be decided now that a
-// reading arrived: everything it names has.
+// reading arrived: everything it names has, and its launch's previous
+// turn when it reads it.
 func (p *verdictProcessor) decidable(e *pending.Entry) bool {
-	return e.Turn != nil && e.Complete(&p.cfg.Rules)
+	return e.Turn != nil && e.Complete(&p.cfg.Rules) && p.previousKnown(e)
 }
 
 // makeRoomLocked evicts the oldest traces while the store is full.
@@ -231,7 +238,7 @@ func (p *verdictProcessor) evictLocked(e *pending.Entry, forced, drop string, ou
 		out.inc(&out.dropped, drop)
 		return decision{}, false
 	}
-	d := p.decideLocked(e, p.forced(forced))
+	d := p.decideLocked(e, p.forced(forced), out)
 	d.evicted = true
 	p.leaveMemoryLocked(e, out)
 	p.inflight[e.ID]++

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/processors/internal/launches"
 	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 	"github.com/percause/percause/processors/verdictprocessor/internal/persist"
 )
@@ -61,6 +63,9 @@ type verdictProcessor struct {
 	state   *persist.State // nil without storage
 	stopped bool           // storage closed: nothing commits after
 	labels  *labelBudget
+	// launches is what is kept of each launch's recent turns (nil with
+	// launches.max 0).
+	launches *launches.Book
 	// inflight counts the traces whose verdict is on its way after they left
 	// the store (evicted at max_pending): their spans count as decided, so
 	// no second held trace, and no second verdict, is made of them.
@@ -106,6 +111,11 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		refusedLog:    logLimiter{every: 10 * time.Second},
 	}
 	p.held = pending.New(cfg.DecidedCacheSize, nil)
+	if cfg.Launches.Max > 0 {
+		// A turn reads up to rising_turns earlier turns; twice that many
+		// are kept, so a turn that arrives late still finds its neighbours.
+		p.launches = launches.New(cfg.Launches.Max, cfg.Launches.Idle, 2*(semconv.LiveHistory+1))
+	}
 	p.cycles = newCycler(p)
 	for _, o := range opts {
 		o(p)

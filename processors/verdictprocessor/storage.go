@@ -49,6 +49,13 @@ func (p *verdictProcessor) openStorage(ctx context.Context, host component.Host)
 			p.held.Restore(e, now)
 		}
 	}
+	if p.launches != nil {
+		p.launches.ReportTo(state)
+		for _, l := range restored.Launches {
+			p.launches.Restore(l)
+		}
+		p.tel.b.ProcessorVerdictLaunches.Add(ctx, int64(p.launches.Len()))
+	}
 	p.state = state
 	p.reportRestored(ctx, restored)
 	return nil

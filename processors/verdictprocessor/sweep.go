@@ -18,13 +18,14 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	// More held than max_pending (restored under a smaller limit): the
 	// oldest are decided now, and stay held until their verdict is accepted.
 	surplus := p.held.Len() - p.cfg.MaxPending
+	p.expireLaunchesLocked(now, &out)
 	p.held.Each(func(e *pending.Entry) {
 		if e.Delivery.Sending || now.Before(e.Delivery.RetryAt) {
 			return
 		}
 		if surplus > 0 && e.Turn != nil && e.Delivery.Refusals == 0 {
 			surplus--
-			ds = append(ds, p.decideLocked(e, p.forced(verdict.ForcedPendingLimit)))
+			ds = append(ds, p.decideLocked(e, p.forced(verdict.ForcedPendingLimit), &out))
 			return
 		}
 		if d, ok := p.sweepOneLocked(e, now, &out); ok {
@@ -56,13 +57,13 @@ func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *
 		}
 		return decision{}, false
 	case e.Delivery.Refusals > 0:
-		return p.decideLocked(e, e.Delivery.Forced), true
-	case p.decidable(e) || p.settled(e, now):
-		return p.decideLocked(e, verdict.Forced{}), true
+		return p.decideLocked(e, e.Delivery.Forced, out), true
+	case p.decidable(e) || p.settled(e, now) && p.previousKnown(e):
+		return p.decideLocked(e, verdict.Forced{}, out), true
 	case now.Sub(e.TurnAt) >= p.cfg.Wait:
-		return p.decideLocked(e, p.forced(verdict.ForcedWait)), true
+		return p.decideLocked(e, p.forced(verdict.ForcedWait), out), true
 	case aged:
-		return p.decideLocked(e, p.forced(verdict.ForcedMaxAge)), true
+		return p.decideLocked(e, p.forced(verdict.ForcedMaxAge), out), true
 	}
 	return decision{}, false
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/processors/internal/launches"
 	"github.com/percause/percause/processors/verdictprocessor/internal/metadata"
 	"github.com/percause/percause/verdict"
 )
@@ -47,6 +48,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		verdict.ForcedWait, verdict.ForcedMaxAge, verdict.ForcedPendingLimit, verdict.ForcedShutdown,
 		dropNoTurn, dropPendingLimit, dropShutdown, dropDecided, verdict.DropDuplicateSpan,
 		verdict.DropDuplicateTake, dropTakeWithoutID, verdict.DropUnitLimit, dropExportFailed,
+		launches.ForgotLimit, launches.ForgotIdle,
 	} {
 		t.reasonAttrs[r] = attr(metadata.AttributeReason, r)
 	}
@@ -61,19 +63,24 @@ func (t *telemetry) shutdown() { t.b.Shutdown() }
 // tally collects telemetry under the processor's lock; record writes it
 // after.
 type tally struct {
-	pendingDelta int64
-	refused      int64
-	verdicts     map[string]int64
-	forced       map[string]int64
-	dropped      map[string]int64
-	latencies    []float64
+	pendingDelta  int64
+	launchesDelta int64
+	disagreements int64
+	forgotten     map[string]int64
+	refused       int64
+	verdicts      map[string]int64
+	forced        map[string]int64
+	dropped       map[string]int64
+	latencies     []float64
 }
 
-func (t *tally) inc(m *map[string]int64, key string) {
+func (t *tally) inc(m *map[string]int64, key string) { t.add(m, key, 1) }
+
+func (t *tally) add(m *map[string]int64, key string, n int64) {
 	if *m == nil {
 		*m = map[string]int64{}
 	}
-	(*m)[key]++
+	(*m)[key] += n
 }
 
 func (t *telemetry) record(ctx context.Context, c *tally) {
@@ -94,6 +101,15 @@ func (t *telemetry) record(ctx context.Context, c *tally) {
 	}
 	for _, l := range c.latencies {
 		t.b.ProcessorVerdictDecisionLatency.Record(ctx, l)
+	}
+	if c.launchesDelta != 0 {
+		t.b.ProcessorVerdictLaunches.Add(ctx, c.launchesDelta)
+	}
+	for r, n := range c.forgotten {
+		t.b.ProcessorVerdictLaunchesForgotten.Add(ctx, n, t.reasonAttrs[r])
+	}
+	if c.disagreements != 0 {
+		t.b.ProcessorVerdictHistoryDisagreements.Add(ctx, c.disagreements)
 	}
 }
 

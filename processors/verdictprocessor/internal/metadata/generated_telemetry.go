@@ -55,6 +55,15 @@ type TelemetryBuilder struct {
 	// ProcessorVerdictStorageErrors is the number of failed storage
 	// operations, by operation.
 	ProcessorVerdictStorageErrors metric.Int64Counter
+	// ProcessorVerdictLaunches is the number of launches whose recent turns
+	// are kept for the cross-turn rules.
+	ProcessorVerdictLaunches metric.Int64UpDownCounter
+	// ProcessorVerdictLaunchesForgotten is the number of launches forgotten,
+	// by reason (limit, idle).
+	ProcessorVerdictLaunchesForgotten metric.Int64Counter
+	// ProcessorVerdictHistoryDisagreements is the number of turns whose own
+	// history differed from what was kept of their launch.
+	ProcessorVerdictHistoryDisagreements metric.Int64Counter
 }
 
 // DecisionLatencyBuckets are the decision-latency histogram's bucket bounds,
@@ -126,6 +135,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_verdict_storage_errors",
 		metric.WithDescription("Failed storage operations, by operation. [alpha]"),
 		metric.WithUnit("{error}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictLaunches, err = builder.meter.Int64UpDownCounter(
+		"otelcol_processor_verdict_launches",
+		metric.WithDescription("Launches whose recent turns are kept for the cross-turn rules. [alpha]"),
+		metric.WithUnit("{launch}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictLaunchesForgotten, err = builder.meter.Int64Counter(
+		"otelcol_processor_verdict_launches_forgotten",
+		metric.WithDescription("Launches forgotten, by reason: limit (launches.max) or idle (launches.idle). [alpha]"),
+		metric.WithUnit("{launch}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictHistoryDisagreements, err = builder.meter.Int64Counter(
+		"otelcol_processor_verdict_history_disagreements",
+		metric.WithDescription("Turns whose own history differed from what was kept of their launch; the turn's own was read. [alpha]"),
+		metric.WithUnit("{turn}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/processors/internal/compact"
 	"github.com/percause/percause/verdict"
 )
 
@@ -29,7 +30,7 @@ func TestCodecCoversEveryField(t *testing.T) {
 	res.Attributes().PutEmptySlice("list").AppendEmpty().SetDouble(1.5)
 	tr.Turn.Resource = res
 
-	b := encodeTrace(nil, tr, encodeResource(res))
+	b := encodeTrace(nil, tr, compact.EncodeResource(res))
 	got := &verdict.Trace{}
 	if _, err := decodeTrace(b, got); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestStoredVersionsRead(t *testing.T) {
 	current := filepath.Join("testdata", "stored", "trace.v"+strconv.Itoa(traceVersion))
 	if updateStored {
 		tr := sampleTrace()
-		if err := os.WriteFile(current, encodeTrace(nil, tr, encodeResource(tr.Turn.Resource)), 0o644); err != nil {
+		if err := os.WriteFile(current, encodeTrace(nil, tr, compact.EncodeResource(tr.Turn.Resource)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,7 +159,7 @@ func TestStoredVersionsRead(t *testing.T) {
 // and what is read encodes again.
 func FuzzDecodeTrace(f *testing.F) {
 	tr := sampleTrace()
-	f.Add(encodeTrace(nil, tr, encodeResource(tr.Turn.Resource)))
+	f.Add(encodeTrace(nil, tr, compact.EncodeResource(tr.Turn.Resource)))
 	f.Add(encodeTrace(nil, &verdict.Trace{Takes: []verdict.Take{{ID: "t9", Problem: "take t9: pippa.take.need missing"}}}, nil))
 	f.Add([]byte{traceVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -213,7 +214,7 @@ func FuzzReadingsRoundTrip(f *testing.F) {
 		if r, ok := verdict.ReadTake(tk); ok {
 			tr.Takes = append(tr.Takes, r)
 		}
-		b := encodeTrace(nil, tr, encodeResource(tr.Turn.Resource))
+		b := encodeTrace(nil, tr, compact.EncodeResource(tr.Turn.Resource))
 		got := &verdict.Trace{}
 		stored, err := decodeTrace(b, got)
 		if err != nil {

@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/processors/internal/compact"
+	"github.com/percause/percause/processors/internal/launches"
 	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 )
 
@@ -30,6 +32,7 @@ const (
 	keyTrace   = 'q' // + 8-byte sequence number: a held trace (its ID is in the value)
 	keyDecided = 'd' // + 4-byte chunk number: decidedChunk decided trace IDs
 	keyMeta    = "m" // the decided ring's size, next slot and whether it is full
+	keyLaunch  = 'l' // + 8-byte sequence number: a launch's recent turns (launches.Encode)
 )
 
 // decidedChunk is how many ring slots are stored under one key: the ring
@@ -44,9 +47,13 @@ const maxStoredRing = 1 << 24
 // traceKey is where a held trace is stored. Keys are numbered in the order
 // traces are first stored, so the traces of one moment share a few of
 // bbolt's pages: a commit writes those, not one page per trace.
-func traceKey(seq uint64) string {
+func traceKey(seq uint64) string { return seqKey(keyTrace, seq) }
+
+func launchKey(seq uint64) string { return seqKey(keyLaunch, seq) }
+
+func seqKey(kind byte, seq uint64) string {
 	var k [9]byte
-	k[0] = keyTrace
+	k[0] = kind
 	binary.BigEndian.PutUint64(k[1:], seq)
 	return string(k[:])
 }
@@ -76,15 +83,25 @@ type State struct {
 	// entry they are held in (an entry evicted meanwhile is written all the
 	// same: its verdict may not be accepted yet).
 	changed   map[pcommon.TraceID]*pending.Entry
-	deletes   []uint64
+	deletes   []string
 	ringDirty map[int]struct{}
+
+	// The launches' recent turns, by launch: their keys and the launches
+	// whose stored form must be written.
+	launchKeys      map[launches.Key]uint64
+	changedLaunches map[launches.Key]*launches.Launch
 }
 
-var _ pending.Changes = (*State)(nil)
+var (
+	_ pending.Changes  = (*State)(nil)
+	_ launches.Changes = (*State)(nil)
+)
 
 // Restored is what a start read back.
 type Restored struct {
 	Traces []*pending.Entry
+	// Launches are the launches' recent turns.
+	Launches []*launches.Launch
 	// Unreadable counts stored values that could not be read (dropped).
 	Unreadable int
 	// RingDiscarded: the decided ring's stored index was invalid.
@@ -95,7 +112,8 @@ type Restored struct {
 // and the decided ring (which it fills), and keeps client for the commits.
 func Open(ctx context.Context, client storage.Client, ring *idring.Ring[pcommon.TraceID]) (*State, Restored, error) {
 	s := &State{client: client, ring: ring, keys: map[pcommon.TraceID]*stored{}, nextKey: 1,
-		changed: map[pcommon.TraceID]*pending.Entry{}, ringDirty: map[int]struct{}{}}
+		changed: map[pcommon.TraceID]*pending.Entry{}, ringDirty: map[int]struct{}{},
+		launchKeys: map[launches.Key]uint64{}, changedLaunches: map[launches.Key]*launches.Launch{}}
 	walker, ok := client.(storage.Walker)
 	if !ok {
 		return nil, Restored{}, errors.New("the storage cannot list what it holds, so it cannot be restored from")
@@ -120,6 +138,18 @@ func Open(ctx context.Context, client storage.Client, ring *idring.Ring[pcommon.
 			}
 			s.keys[e.ID] = &stored{key: seq, rs: rs}
 			out.Traces = append(out.Traces, e)
+		case len(key) == 9 && key[0] == keyLaunch:
+			seq := binary.BigEndian.Uint64([]byte(key[1:]))
+			s.nextKey = max(s.nextKey, seq+1)
+			l, err := launches.Decode(value)
+			if err != nil || s.launchKeys[l.Key] != 0 {
+				if err != nil {
+					out.Unreadable++
+				}
+				return []*storage.Operation{storage.DeleteOperation(key)}, nil
+			}
+			s.launchKeys[l.Key] = seq
+			out.Launches = append(out.Launches, l)
 		case len(key) == 5 && key[0] == keyDecided:
 			chunks[int(binary.BigEndian.Uint32([]byte(key[1:])))] = append([]byte(nil), value...)
 		case key == keyMeta:
@@ -142,9 +172,9 @@ func Open(ctx context.Context, client storage.Client, ring *idring.Ring[pcommon.
 // ring of the configured size (the newest kept when it is smaller now). It
 // reports whether a stored index was there but invalid.
 func (s *State) restoreRing(meta []byte, chunks map[int][]byte) bool {
-	d := decoder{b: meta}
-	size64, next64, full := d.uint(), d.uint(), d.bool()
-	if d.err != nil || size64 == 0 || size64 > maxStoredRing || next64 >= size64 {
+	d := compact.Decoder{B: meta}
+	size64, next64, full := d.Uint(), d.Uint(), d.Bool()
+	if d.Err != nil || size64 == 0 || size64 > maxStoredRing || next64 >= size64 {
 		for n := range chunks {
 			s.ringDirty[n] = struct{}{} // rewritten (or deleted) by the first commit
 		}
@@ -199,8 +229,20 @@ func (s *State) Changed(e *pending.Entry) { s.changed[e.ID] = e }
 func (s *State) Released(id pcommon.TraceID) {
 	delete(s.changed, id)
 	if st, ok := s.keys[id]; ok {
-		s.deletes = append(s.deletes, st.key)
+		s.deletes = append(s.deletes, traceKey(st.key))
 		delete(s.keys, id)
+	}
+}
+
+// LaunchChanged marks a launch's stored form to be written.
+func (s *State) LaunchChanged(l *launches.Launch) { s.changedLaunches[l.Key] = l }
+
+// LaunchForgotten deletes a launch's stored form with the next commit.
+func (s *State) LaunchForgotten(k launches.Key) {
+	delete(s.changedLaunches, k)
+	if seq, ok := s.launchKeys[k]; ok {
+		s.deletes = append(s.deletes, launchKey(seq))
+		delete(s.launchKeys, k)
 	}
 }
 
@@ -210,10 +252,11 @@ func (s *State) DecidedSlot(slot int) { s.ringDirty[slot/decidedChunk] = struct{
 // Batch is one commit's operations and what they stored, for Failed to
 // mark again.
 type Batch struct {
-	ops     []*storage.Operation
-	written []*pending.Entry
-	deletes []uint64
-	chunks  []int
+	ops      []*storage.Operation
+	written  []*pending.Entry
+	launches []*launches.Launch
+	deletes  []string
+	chunks   []int
 }
 
 // Empty reports whether there is nothing to commit.
@@ -225,10 +268,10 @@ func (b *Batch) Len() int { return len(b.ops) }
 // Prepare takes every change marked since the last commit as one batch.
 // Under the processor's lock.
 func (s *State) Prepare() *Batch {
-	if len(s.changed) == 0 && len(s.deletes) == 0 && len(s.ringDirty) == 0 {
+	if len(s.changed) == 0 && len(s.deletes) == 0 && len(s.ringDirty) == 0 && len(s.changedLaunches) == 0 {
 		return nil
 	}
-	b := &Batch{ops: make([]*storage.Operation, 0, len(s.changed)+len(s.deletes)+len(s.ringDirty)+1)}
+	b := &Batch{ops: make([]*storage.Operation, 0, len(s.changed)+len(s.changedLaunches)+len(s.deletes)+len(s.ringDirty)+1)}
 	for id, e := range s.changed {
 		st, ok := s.keys[id]
 		if !ok {
@@ -237,18 +280,33 @@ func (s *State) Prepare() *Batch {
 			s.keys[id] = st
 		}
 		if st.rs == nil && e.Turn != nil {
-			st.rs = encodeResource(e.Turn.Resource)
+			st.rs = compact.EncodeResource(e.Turn.Resource)
 		}
 		b.ops = append(b.ops, storage.SetOperation(traceKey(st.key), encodeTrace(nil, &e.Trace, st.rs)))
 		b.written = append(b.written, e)
 	}
 	clear(s.changed)
+	s.prepareLaunches(b)
 	b.deletes, s.deletes = s.deletes, nil
 	for _, k := range b.deletes {
-		b.ops = append(b.ops, storage.DeleteOperation(traceKey(k)))
+		b.ops = append(b.ops, storage.DeleteOperation(k))
 	}
 	s.prepareRing(b)
 	return b
+}
+
+func (s *State) prepareLaunches(b *Batch) {
+	for k, l := range s.changedLaunches {
+		seq, ok := s.launchKeys[k]
+		if !ok {
+			seq = s.nextKey
+			s.nextKey++
+			s.launchKeys[k] = seq
+		}
+		b.ops = append(b.ops, storage.SetOperation(launchKey(seq), launches.Encode(l)))
+		b.launches = append(b.launches, l)
+	}
+	clear(s.changedLaunches)
 }
 
 func (s *State) prepareRing(b *Batch) {
@@ -269,11 +327,11 @@ func (s *State) prepareRing(b *Batch) {
 		}
 		b.ops = append(b.ops, storage.SetOperation(chunkKey(n), v))
 	}
-	e := encoder{}
-	e.uint(uint64(s.ring.Size()))
-	e.uint(uint64(s.ring.Next()))
-	e.bool(s.ring.Full())
-	b.ops = append(b.ops, storage.SetOperation(keyMeta, e.b))
+	e := compact.Encoder{}
+	e.Uint(uint64(s.ring.Size()))
+	e.Uint(uint64(s.ring.Next()))
+	e.Bool(s.ring.Full())
+	b.ops = append(b.ops, storage.SetOperation(keyMeta, e.B))
 	clear(s.ringDirty)
 }
 
@@ -293,6 +351,13 @@ func (s *State) Failed(b *Batch) {
 		if _, ok := s.keys[e.ID]; ok {
 			if _, again := s.changed[e.ID]; !again {
 				s.changed[e.ID] = e
+			}
+		}
+	}
+	for _, l := range b.launches {
+		if _, ok := s.launchKeys[l.Key]; ok {
+			if _, again := s.changedLaunches[l.Key]; !again {
+				s.changedLaunches[l.Key] = l
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/processors/internal/compact"
 	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 )
 
@@ -178,11 +179,11 @@ func TestCorruptRingIndexIsDiscarded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := newMem()
-			e := encoder{}
-			e.uint(tc.size)
-			e.uint(tc.next)
-			e.bool(true)
-			client.kv[keyMeta] = e.b
+			e := compact.Encoder{}
+			e.Uint(tc.size)
+			e.Uint(tc.next)
+			e.Bool(true)
+			client.kv[keyMeta] = e.B
 			client.kv[chunkKey(0)] = make([]byte, 16*decidedChunk)
 			ring := idring.New[pcommon.TraceID](100)
 			_, r, err := Open(context.Background(), client, ring)

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/percause/percause/processors/internal/compact"
 	"github.com/percause/percause/verdict"
 )
 
@@ -25,82 +26,82 @@ import (
 const traceVersion = 3
 
 // traceReaders read the stored form of each version into a trace.
-var traceReaders = map[byte]func(d *decoder, t *verdict.Trace) []byte{
+var traceReaders = map[byte]func(d *compact.Decoder, t *verdict.Trace) []byte{
 	3: readTraceV3,
 }
 
 // encodeTrace appends the stored form of a held trace to b; rs is its
 // turn's resource, encoded (encodeResource).
 func encodeTrace(b []byte, t *verdict.Trace, rs []byte) []byte {
-	e := encoder{b: append(b, traceVersion)}
-	e.b = append(e.b, t.ID[:]...)
-	e.bool(t.Turn != nil)
+	e := compact.Encoder{B: append(b, traceVersion)}
+	e.B = append(e.B, t.ID[:]...)
+	e.Bool(t.Turn != nil)
 	if tr := t.Turn; tr != nil {
-		e.span(tr.SpanID)
-		e.bytes(rs)
+		e.Span(tr.SpanID)
+		e.Bytes(rs)
 		writeTurnV3(&e, tr)
 	}
-	e.int(int64(t.ExtraTurns))
-	e.spans(t.UnitSpans)
-	e.uint(uint64(len(t.Units)))
+	e.Int(int64(t.ExtraTurns))
+	e.Spans(t.UnitSpans)
+	e.Uint(uint64(len(t.Units)))
 	for i := range t.Units {
 		u := &t.Units[i]
-		e.span(u.SpanID)
-		e.int(u.Index)
-		e.str(u.TakeID)
-		e.int(u.Underruns)
-		e.float(u.Silent)
-		e.float(u.Cushion)
-		e.float(u.Lead)
-		e.bool(u.HasLead)
-		e.strs(u.Problems)
-		e.bool(u.UnderrunBad)
+		e.Span(u.SpanID)
+		e.Int(u.Index)
+		e.Str(u.TakeID)
+		e.Int(u.Underruns)
+		e.Float(u.Silent)
+		e.Float(u.Cushion)
+		e.Float(u.Lead)
+		e.Bool(u.HasLead)
+		e.Strs(u.Problems)
+		e.Bool(u.UnderrunBad)
 	}
-	e.uint(uint64(len(t.Takes)))
+	e.Uint(uint64(len(t.Takes)))
 	for i := range t.Takes {
 		k := &t.Takes[i]
-		e.span(k.SpanID)
-		e.str(k.ID)
-		e.float(k.Need)
-		e.str(k.Problem)
+		e.Span(k.SpanID)
+		e.Str(k.ID)
+		e.Float(k.Need)
+		e.Str(k.Problem)
 	}
-	return e.b
+	return e.B
 }
 
-func writeTurnV3(e *encoder, t *verdict.Turn) {
-	e.int(t.Index)
-	e.str(t.Link)
-	e.bool(t.Stutter)
-	e.bool(t.Bluetooth)
-	e.str(t.BTOutput)
-	e.uint(uint64(len(t.RouteChanges)))
+func writeTurnV3(e *compact.Encoder, t *verdict.Turn) {
+	e.Int(t.Index)
+	e.Str(t.Link)
+	e.Bool(t.Stutter)
+	e.Bool(t.Bluetooth)
+	e.Str(t.BTOutput)
+	e.Uint(uint64(len(t.RouteChanges)))
 	for _, rc := range t.RouteChanges {
-		e.float(rc.At)
-		e.str(rc.Reason)
+		e.Float(rc.At)
+		e.Str(rc.Reason)
 	}
-	e.uint(uint64(len(t.Live)))
+	e.Uint(uint64(len(t.Live)))
 	for _, l := range t.Live {
-		e.str(l.Kind)
-		e.ints(l.Series)
+		e.Str(l.Kind)
+		e.Ints(l.Series)
 	}
-	e.int(t.PoolResets)
-	e.int(t.PoolBefore)
-	e.bool(t.HasPoolResets)
-	e.bool(t.HasPoolBefore)
-	e.float(t.ListenGrant)
-	e.float(t.ListenSession)
-	e.float(t.ListenTotal)
-	e.bool(t.HasGrant)
-	e.bool(t.HasSession)
-	e.bool(t.HasTotal)
-	e.int(t.Units)
-	e.strs(t.Problems)
-	e.uint(uint64(t.EndTime))
-	e.strs(t.Outputs)
-	e.float(t.SpeechEndToPost)
-	e.float(t.NotSent)
-	e.bool(t.HasSpeechEndToPost)
-	e.bool(t.HasNotSent)
+	e.Int(t.PoolResets)
+	e.Int(t.PoolBefore)
+	e.Bool(t.HasPoolResets)
+	e.Bool(t.HasPoolBefore)
+	e.Float(t.ListenGrant)
+	e.Float(t.ListenSession)
+	e.Float(t.ListenTotal)
+	e.Bool(t.HasGrant)
+	e.Bool(t.HasSession)
+	e.Bool(t.HasTotal)
+	e.Int(t.Units)
+	e.Strs(t.Problems)
+	e.Uint(uint64(t.EndTime))
+	e.Strs(t.Outputs)
+	e.Float(t.SpeechEndToPost)
+	e.Float(t.NotSent)
+	e.Bool(t.HasSpeechEndToPost)
+	e.Bool(t.HasNotSent)
 }
 
 // decodeTrace reads a stored trace back into t, whatever version of this
@@ -108,32 +109,32 @@ func writeTurnV3(e *encoder, t *verdict.Turn) {
 // stored, to be written again as is.
 func decodeTrace(b []byte, t *verdict.Trace) ([]byte, error) {
 	if len(b) == 0 {
-		return nil, errCorrupt
+		return nil, compact.ErrCorrupt
 	}
 	read, ok := traceReaders[b[0]]
 	if !ok {
 		return nil, fmt.Errorf("stored trace has codec version %d, which this build does not read (it writes %d)", b[0], traceVersion)
 	}
-	d := decoder{b: b[1:]}
+	d := compact.Decoder{B: b[1:]}
 	rs := read(&d, t)
-	if d.err == nil && len(d.b) != 0 {
-		d.err = errCorrupt
+	if d.Err == nil && len(d.B) != 0 {
+		d.Err = compact.ErrCorrupt
 	}
-	return rs, d.err
+	return rs, d.Err
 }
 
 // readTraceV3 reads version 3: the form of the first crash-safe processor.
-func readTraceV3(d *decoder, t *verdict.Trace) []byte {
-	copy(t.ID[:], d.raw(len(t.ID)))
+func readTraceV3(d *compact.Decoder, t *verdict.Trace) []byte {
+	copy(t.ID[:], d.Raw(len(t.ID)))
 	var rs []byte
-	if d.bool() {
+	if d.Bool() {
 		tr := &verdict.Turn{}
-		tr.SpanID = d.span()
-		rs = d.bytes(maxStoredResource)
-		if d.err == nil {
-			res, err := decodeResource(rs)
+		tr.SpanID = d.Span()
+		rs = d.Bytes(compact.MaxResource)
+		if d.Err == nil {
+			res, err := compact.DecodeResource(rs)
 			if err != nil {
-				d.fail()
+				d.Fail()
 				return nil
 			}
 			tr.Resource = res
@@ -141,47 +142,47 @@ func readTraceV3(d *decoder, t *verdict.Trace) []byte {
 		readTurnV3(d, tr)
 		t.Turn = tr
 	}
-	t.ExtraTurns = int(d.int())
-	t.UnitSpans = d.spans()
-	t.Units = decodeList(d, verdict.MaxUnits, func() verdict.Unit {
-		return verdict.Unit{SpanID: d.span(), Index: d.int(), TakeID: d.str(), Underruns: d.int(),
-			Silent: d.float(), Cushion: d.float(), Lead: d.float(), HasLead: d.bool(),
-			Problems: d.strs(), UnderrunBad: d.bool()}
+	t.ExtraTurns = int(d.Int())
+	t.UnitSpans = d.Spans()
+	t.Units = compact.List(d, verdict.MaxUnits, func() verdict.Unit {
+		return verdict.Unit{SpanID: d.Span(), Index: d.Int(), TakeID: d.Str(), Underruns: d.Int(),
+			Silent: d.Float(), Cushion: d.Float(), Lead: d.Float(), HasLead: d.Bool(),
+			Problems: d.Strs(), UnderrunBad: d.Bool()}
 	})
-	t.Takes = decodeList(d, verdict.MaxUnits, func() verdict.Take {
-		return verdict.Take{SpanID: d.span(), ID: d.str(), Need: d.float(), Problem: d.str()}
+	t.Takes = compact.List(d, verdict.MaxUnits, func() verdict.Take {
+		return verdict.Take{SpanID: d.Span(), ID: d.Str(), Need: d.Float(), Problem: d.Str()}
 	})
 	return rs
 }
 
-func readTurnV3(d *decoder, t *verdict.Turn) {
-	t.Index = d.int()
-	t.Link = d.str()
-	t.Stutter = d.bool()
-	t.Bluetooth = d.bool()
-	t.BTOutput = d.str()
-	t.RouteChanges = decodeList(d, verdict.MaxRouteChanges, func() verdict.RouteChange {
-		return verdict.RouteChange{At: d.float(), Reason: d.str()}
+func readTurnV3(d *compact.Decoder, t *verdict.Turn) {
+	t.Index = d.Int()
+	t.Link = d.Str()
+	t.Stutter = d.Bool()
+	t.Bluetooth = d.Bool()
+	t.BTOutput = d.Str()
+	t.RouteChanges = compact.List(d, verdict.MaxRouteChanges, func() verdict.RouteChange {
+		return verdict.RouteChange{At: d.Float(), Reason: d.Str()}
 	})
-	t.Live = decodeList(d, 2*verdict.MaxLiveKinds, func() verdict.LiveSeries {
-		return verdict.LiveSeries{Kind: d.str(), Series: d.ints()}
+	t.Live = compact.List(d, 2*verdict.MaxLiveKinds, func() verdict.LiveSeries {
+		return verdict.LiveSeries{Kind: d.Str(), Series: d.Ints()}
 	})
-	t.PoolResets = d.int()
-	t.PoolBefore = d.int()
-	t.HasPoolResets = d.bool()
-	t.HasPoolBefore = d.bool()
-	t.ListenGrant = d.float()
-	t.ListenSession = d.float()
-	t.ListenTotal = d.float()
-	t.HasGrant = d.bool()
-	t.HasSession = d.bool()
-	t.HasTotal = d.bool()
-	t.Units = d.int()
-	t.Problems = d.strs()
-	t.EndTime = pcommon.Timestamp(d.uint())
-	t.Outputs = d.strs()
-	t.SpeechEndToPost = d.float()
-	t.NotSent = d.float()
-	t.HasSpeechEndToPost = d.bool()
-	t.HasNotSent = d.bool()
+	t.PoolResets = d.Int()
+	t.PoolBefore = d.Int()
+	t.HasPoolResets = d.Bool()
+	t.HasPoolBefore = d.Bool()
+	t.ListenGrant = d.Float()
+	t.ListenSession = d.Float()
+	t.ListenTotal = d.Float()
+	t.HasGrant = d.Bool()
+	t.HasSession = d.Bool()
+	t.HasTotal = d.Bool()
+	t.Units = d.Int()
+	t.Problems = d.Strs()
+	t.EndTime = pcommon.Timestamp(d.Uint())
+	t.Outputs = d.Strs()
+	t.SpeechEndToPost = d.Float()
+	t.NotSent = d.Float()
+	t.HasSpeechEndToPost = d.Bool()
+	t.HasNotSent = d.Bool()
 }

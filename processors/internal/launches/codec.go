@@ -1,0 +1,78 @@
+package launches
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/percause/percause/processors/internal/compact"
+	"github.com/percause/percause/verdict"
+)
+
+// launchVersion is the first byte of a stored launch. A change of the form
+// bumps it and keeps a reader for every earlier version
+// (docs/decisions/0229-stored-turns-migrate.md).
+const launchVersion = 1
+
+// maxStoredTurns bounds the turns a stored launch may hold.
+const maxStoredTurns = 64
+
+var launchReaders = map[byte]func(d *compact.Decoder, l *Launch){
+	1: readLaunchV1,
+}
+
+// Encode is the stored form of a launch.
+func Encode(l *Launch) []byte {
+	e := compact.Encoder{B: make([]byte, 0, 64+32*len(l.Turns))}
+	e.B = append(e.B, launchVersion)
+	e.Str(l.Key.Installation)
+	e.Str(l.Key.Instance)
+	e.Int(l.Seen.UnixNano())
+	e.Uint(uint64(len(l.Turns)))
+	for i := range l.Turns {
+		t := &l.Turns[i]
+		e.Int(t.Index)
+		e.B = append(e.B, t.Trace[:]...)
+		e.Bool(t.Pool.OK)
+		e.Int(t.Pool.V)
+		e.Uint(uint64(len(t.Live)))
+		for _, c := range t.Live {
+			e.Str(c.Kind)
+			e.Int(c.Count)
+		}
+	}
+	return e.B
+}
+
+// Decode reads a stored launch, whatever version wrote it.
+func Decode(b []byte) (*Launch, error) {
+	if len(b) == 0 {
+		return nil, compact.ErrCorrupt
+	}
+	read, ok := launchReaders[b[0]]
+	if !ok {
+		return nil, fmt.Errorf("stored launch has version %d, which this build does not read (it writes %d)", b[0], launchVersion)
+	}
+	d := compact.Decoder{B: b[1:]}
+	l := &Launch{}
+	read(&d, l)
+	if err := d.End(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func readLaunchV1(d *compact.Decoder, l *Launch) {
+	l.Key.Installation = d.Str()
+	l.Key.Instance = d.Str()
+	l.Seen = time.Unix(0, d.Int())
+	l.Turns = compact.List(d, maxStoredTurns, func() Turn {
+		var t Turn
+		t.Index = d.Int()
+		copy(t.Trace[:], d.Raw(len(t.Trace)))
+		t.Pool = verdict.Opt[int64]{OK: d.Bool(), V: d.Int()}
+		t.Live = compact.List(d, 2*verdict.MaxLiveKinds, func() verdict.LiveCount {
+			return verdict.LiveCount{Kind: d.Str(), Count: d.Int()}
+		})
+		return t
+	})
+}

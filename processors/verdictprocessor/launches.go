@@ -1,0 +1,77 @@
+package verdictprocessor
+
+import (
+	"time"
+
+	"github.com/percause/percause/processors/internal/launches"
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
+	"github.com/percause/percause/verdict"
+)
+
+// The launches: the pool and state rules read a launch's previous turns,
+// and a turn that carries no history of its own (the app's lines, most
+// clients) is read against what the processor kept of its launch: each
+// launch's recent turns by turn index, bounded by launches.max and
+// launches.idle, stored beside the held turns
+// (docs/decisions/0226-the-collector-remembers-each-launch.md).
+
+// launchOf is the launch of a held trace's turn (ok false without a turn,
+// without a launch named, or with launches off).
+func (p *verdictProcessor) launchOf(e *pending.Entry) (launches.Key, bool) {
+	if e.Turn == nil || p.launches == nil {
+		return launches.Key{}, false
+	}
+	return launches.KeyOf(e.Turn.Resource)
+}
+
+// recordTurnLocked keeps the turn that just arrived in its launch's
+// history, and returns the held trace of the launch's next turn: it may
+// have been waiting for this one.
+func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out *tally) *pending.Entry {
+	k, ok := p.launchOf(e)
+	if !ok {
+		return nil
+	}
+	before := p.launches.Len()
+	_, forgot := p.launches.Record(k, launches.Turn{PastTurn: verdict.PastOf(e.Turn), Trace: e.ID}, now)
+	out.launchesDelta += int64(p.launches.Len() - before)
+	if forgot > 0 {
+		out.add(&out.forgotten, launches.ForgotLimit, int64(forgot))
+	}
+	if id, ok := p.launches.TraceOf(k, e.Turn.Index+1); ok {
+		return p.held.Get(id)
+	}
+	return nil
+}
+
+// previousKnown reports whether the turn can be read across turns now: it
+// carries its history, reads none, or its launch's previous turn was seen.
+// A turn with bad input is decided unknown whatever came before it, so it
+// waits for nothing.
+func (p *verdictProcessor) previousKnown(e *pending.Entry) bool {
+	if !e.Turn.NeedsEarlier() || len(e.Turn.Problems) > 0 {
+		return true
+	}
+	k, ok := p.launchOf(e)
+	return !ok || p.launches.Has(k, e.Turn.Index-1)
+}
+
+// earlierOf is what was kept of the turn's launch before it.
+func (p *verdictProcessor) earlierOf(e *pending.Entry) *verdict.Earlier {
+	k, ok := p.launchOf(e)
+	if !ok {
+		return nil
+	}
+	return p.launches.Earlier(k, e.Turn.Index)
+}
+
+// expireLaunchesLocked forgets the launches idle too long.
+func (p *verdictProcessor) expireLaunchesLocked(now time.Time, out *tally) {
+	if p.launches == nil {
+		return
+	}
+	if n := p.launches.Expire(now); n > 0 {
+		out.launchesDelta -= int64(n)
+		out.add(&out.forgotten, launches.ForgotIdle, int64(n))
+	}
+}

@@ -1,0 +1,200 @@
+package verdictprocessor
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
+)
+
+// plainTurn is turn index of launch, one unit, sent as a client without
+// the Go SDK's history sends it: the pool tally and the players count as
+// they stand now, no .before.
+func plainTurn(launch string, index, pool, players int64) sp {
+	s := turn(map[string]any{
+		semconv.TurnIndex:                     index,
+		semconv.PoolResets:                    pool,
+		semconv.LiveAttr(semconv.LivePlayers): players,
+	})
+	s.launch = launch
+	return s
+}
+
+func plainUnit(launch string) sp {
+	u := unit(1, nil)
+	u.launch = launch
+	return u
+}
+
+// causeOf is the verdict trace n got (fails when it got none or several).
+func (h *harness) causeOf(n byte) (string, string) {
+	h.t.Helper()
+	var cause, evidence string
+	found := 0
+	for _, v := range h.verdicts() {
+		if v.TraceID() == traceID(n) {
+			r := verdict.FromSpan(pcommon.NewResource(), v)
+			cause, evidence = r.Cause, r.Evidence
+			found++
+		}
+	}
+	if found != 1 {
+		h.t.Fatalf("trace %d got %d verdicts, want 1", n, found)
+	}
+	return cause, evidence
+}
+
+// launchTurns is one launch as the app's lines and most clients report it:
+// pool_reset 0, 0, 2, 2 and players 1, 2, 3, 4 over four turns.
+var launchTurns = []struct {
+	index, pool, players int64
+	cause                string
+	evidence             string
+}{
+	{1, 0, 1, semconv.CauseNone, ""},
+	{2, 0, 2, semconv.CauseNone, ""},
+	{3, 2, 3, semconv.CausePool, "pool_reset moved 0→2 since the previous turn"},
+	{4, 2, 4, semconv.CauseState, "players 1→2→3→4 rose on each of the last 3 turns"},
+}
+
+func checkLaunch(t *testing.T, h *harness, first byte) {
+	t.Helper()
+	for i, lt := range launchTurns {
+		cause, ev := h.causeOf(first + byte(i))
+		if cause != lt.cause || !strings.Contains(ev, lt.evidence) {
+			t.Errorf("turn %d: %s (%s), want %s (%s)", lt.index, cause, ev, lt.cause, lt.evidence)
+		}
+	}
+}
+
+// TestLaunchHistoryWithoutBefore: turns that carry no history of their own
+// are read against what the processor kept of their launch: a tally that
+// did not move since the previous turn is not pool, a count that rose on
+// each of the last 3 turns is state.
+func TestLaunchHistoryWithoutBefore(t *testing.T) {
+	h := newHarness(t, createDefaultConfig().(*Config))
+	for i, lt := range launchTurns {
+		h.deliver(sdk(byte(10+i), plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+	}
+	checkLaunch(t, h, 10)
+}
+
+// TestLaunchHistoryOutOfOrder: a turn whose previous turn has not arrived
+// waits for it (within the wait) and is decided when it comes, ordered by
+// turn index, not by arrival.
+func TestLaunchHistoryOutOfOrder(t *testing.T) {
+	h := newHarness(t, createDefaultConfig().(*Config))
+	order := []int{0, 1, 3, 2} // turn 4 before turn 3
+	for _, i := range order {
+		lt := launchTurns[i]
+		h.deliver(sdk(byte(10+i), plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+		if i == 3 {
+			if n := len(h.verdicts()); n != 2 {
+				t.Fatalf("turn 4 arrived before turn 3: %d verdicts so far, want 2 (turn 4 waits)", n)
+			}
+		}
+	}
+	checkLaunch(t, h, 10)
+}
+
+// TestLaunchPreviousTurnNeverCame: a turn whose previous turn never comes
+// is decided after the wait with what is known, and the evidence says so.
+func TestLaunchPreviousTurnNeverCame(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	h := newHarness(t, cfg)
+	h.deliver(sdk(10, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1)))
+	h.deliver(sdk(12, plainUnit("launch-A"), plainTurn("launch-A", 3, 2, 3))) // turn 2 never comes
+	h.advance(cfg.Wait)
+	cause, ev := h.causeOf(12)
+	if cause != semconv.CauseNone || !strings.Contains(ev, "turn 2 of this launch not seen") {
+		t.Fatalf("turn 3 without turn 2: %s (%s), want none saying turn 2 was not seen", cause, ev)
+	}
+	if got := h.counter("otelcol_processor_verdict_forced")[verdict.ForcedWait]; got != 1 {
+		t.Fatalf("forced{wait} = %d, want 1", got)
+	}
+}
+
+// TestLaunchRelaunchAndFirstTurn: a relaunch whose tally starts at 0 is not
+// movement; a tally above 0 on a launch's first turn is.
+func TestLaunchRelaunchAndFirstTurn(t *testing.T) {
+	h := newHarness(t, createDefaultConfig().(*Config))
+	h.deliver(sdk(10, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1)))
+	h.deliver(sdk(11, plainUnit("launch-A"), plainTurn("launch-A", 2, 3, 1)))
+	h.deliver(sdk(12, plainUnit("launch-B"), plainTurn("launch-B", 1, 0, 1)))
+	h.deliver(sdk(13, plainUnit("launch-C"), plainTurn("launch-C", 1, 2, 1)))
+	for _, c := range []struct {
+		trace byte
+		cause string
+	}{{10, semconv.CauseNone}, {11, semconv.CausePool}, {12, semconv.CauseNone}, {13, semconv.CausePool}} {
+		if cause, ev := h.causeOf(c.trace); cause != c.cause {
+			t.Errorf("trace %d: %s (%s), want %s", c.trace, cause, ev, c.cause)
+		}
+	}
+}
+
+// TestOwnHistoryWins: a turn that carries its own history is read by it,
+// and a disagreement with what the processor kept is counted.
+func TestOwnHistoryWins(t *testing.T) {
+	h := newHarness(t, createDefaultConfig().(*Config))
+	h.deliver(sdk(10, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1)))
+	own := plainTurn("launch-A", 2, 1, 1)
+	own.attrs[semconv.PoolResetsBefore] = int64(1) // the phone says the tally stood at 1
+	h.deliver(sdk(11, plainUnit("launch-A"), own))
+	if cause, ev := h.causeOf(11); cause != semconv.CauseNone {
+		t.Fatalf("own history 1→1: %s (%s), want none (the turn's own history wins)", cause, ev)
+	}
+	if got := h.counter("otelcol_processor_verdict_history_disagreements")[""]; got != 1 {
+		t.Fatalf("history_disagreements = %d, want 1", got)
+	}
+}
+
+// TestLaunchesBounded: past launches.max the least recently seen launch is
+// forgotten and counted; an idle one too.
+func TestLaunchesBounded(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Launches = LaunchesConfig{Max: 2, Idle: time.Hour}
+	h := newHarness(t, cfg)
+	for i, l := range []string{"a", "b", "c"} {
+		h.deliver(sdk(byte(10+i), plainUnit(l), plainTurn(l, 1, 0, 1)))
+	}
+	if n := h.p.launches.Len(); n != 2 {
+		t.Fatalf("%d launches kept, max 2", n)
+	}
+	if got := h.counter("otelcol_processor_verdict_launches_forgotten")["limit"]; got != 1 {
+		t.Fatalf("launches_forgotten{limit} = %d, want 1", got)
+	}
+	h.advance(time.Hour)
+	if got := h.counter("otelcol_processor_verdict_launches_forgotten")["idle"]; got != 2 || h.p.launches.Len() != 0 {
+		t.Fatalf("launches_forgotten{idle} = %d with %d kept, want 2 and 0", got, h.p.launches.Len())
+	}
+	if got := h.counter("otelcol_processor_verdict_launches")[""]; got != 0 {
+		t.Fatalf("launches gauge %d after all were forgotten", got)
+	}
+}
+
+// TestLaunchHistoryAcrossARestart: the launch's earlier turns are stored
+// beside the held turns, so a restart does not forget the previous turn's
+// tally.
+func TestLaunchHistoryAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	h, host := storedHarness(t, dir, EmitVerdicts)
+	for i, lt := range launchTurns[:2] {
+		h.deliver(sdk(byte(10+i), plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+	}
+	h.stop(host)
+	h2, host2 := storedHarness(t, dir, EmitVerdicts)
+	defer h2.stop(host2)
+	for i, lt := range launchTurns[2:] {
+		h2.deliver(sdk(byte(12+i), plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+	}
+	for i, lt := range launchTurns[2:] {
+		cause, ev := h2.causeOf(byte(12 + i))
+		if cause != lt.cause || !strings.Contains(ev, lt.evidence) {
+			t.Errorf("after the restart, turn %d: %s (%s), want %s (%s)", lt.index, cause, ev, lt.cause, lt.evidence)
+		}
+	}
+}
