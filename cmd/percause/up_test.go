@@ -192,6 +192,12 @@ func TestUpStopsAllThreeInOrder(t *testing.T) {
 			t.Fatalf("%s (pid %d) is not running", name, pid)
 		}
 	}
+	// The collector knows its Alertmanager (its page shows what fires).
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", u.pids["collector"])); err == nil {
+		if !slices.Contains(strings.Split(string(env), "\x00"), "PERCAUSE_ALERTMANAGER_URL="+u.am) {
+			t.Errorf("the collector's environment lacks PERCAUSE_ALERTMANAGER_URL=%s", u.am)
+		}
+	}
 	// Prometheus scrapes the collector and has loaded the rules.
 	prom := &testenv.Prometheus{URL: u.prom}
 	prom.WaitForQuery(t, 30*time.Second, `up{job="percause-verdicts"} == 1`)
@@ -539,6 +545,11 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 	}
 	if n := recv.count(pool, "firing", inst); n != 2 {
 		t.Errorf("%d firing notifications for two movements, want 2", n)
+	}
+	for _, l := range strings.Split(u.proc.Output(), "\n") {
+		if strings.Contains(l, " notified ") {
+			t.Log(l)
+		}
 	}
 	for _, n := range recv.all() {
 		t.Logf("%s %s %s %s\n%s", n.at.Format("15:04:05.000"), n.alert(), n.status(), n.header.Get("X-Percause-Turn"), n.body)

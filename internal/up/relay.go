@@ -151,6 +151,7 @@ func (r *relay) notify(ctx context.Context, a amAlert) error {
 	if r.wasSent(key) {
 		return nil
 	}
+	arrived := r.now()
 	turn, waited := r.turnOf(ctx, a)
 	m := compose(a, turn, messageContext{pageURL: r.pageURL, window: r.window, loc: r.loc, waited: waited})
 	start := r.now()
@@ -169,7 +170,8 @@ func (r *relay) notify(ctx context.Context, a amAlert) error {
 	}
 	r.markSent(key)
 	r.sent.Add(1)
-	r.logf("notified %s (%.2f s)", what, r.now().Sub(start).Seconds())
+	r.logf("notified %s (alert started %s; %.1f s finding the turn, %.2f s posting)", what,
+		a.StartsAt.In(r.loc).Format("15:04:05.000"), start.Sub(arrived).Seconds(), r.now().Sub(start).Seconds())
 	return nil
 }
 
