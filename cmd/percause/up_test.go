@@ -338,8 +338,8 @@ type healLog struct {
 }
 
 func (h *healLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h *healLog) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *healLog) WithGroup(string) slog.Handler           { return h }
+func (h *healLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *healLog) WithGroup(string) slog.Handler            { return h }
 func (h *healLog) Handle(_ context.Context, r slog.Record) error {
 	if strings.HasPrefix(r.Message, "pool reset: fresh session") {
 		h.mu.Lock()
@@ -478,7 +478,7 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 	if click := fired.header.Get("Click"); click != u.page+"?turn="+turn {
 		t.Errorf("Click: %q, want the page's address for the turn %s?turn=%s", click, u.page, turn)
 	}
-	if !regexp.MustCompile(`^pool_reset moved \d+→\d+ on installation ` + regexp.QuoteMeta(inst) + `: turn \d+ on wifi`).MatchString(fired.body) ||
+	if !regexp.MustCompile(`^pool_reset moved \d+→\d+ on installation `+regexp.QuoteMeta(inst)+`: turn \d+ on wifi`).MatchString(fired.body) ||
 		!strings.Contains(fired.body, u.page+"?turn="+turn) || !strings.Contains(fired.header.Get("Title"), "pool_reset moved on installation "+inst) {
 		t.Errorf("the notification does not name the tally, the installation and the turn's page:\nTitle: %s\n%s", fired.header.Get("Title"), fired.body)
 	}
