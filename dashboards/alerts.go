@@ -58,9 +58,15 @@ func (a Alert) PromExpr() string {
 	return fmt.Sprintf("%s %s %g", a.Query, op, a.Threshold)
 }
 
-// Alerts returns every alert, in a fixed order.
-func Alerts() []Alert {
-	w := DefaultAlertWindow
+// Alerts returns every alert with the default window, in a fixed order:
+// what the committed rules say.
+func Alerts() []Alert { return AlertsWithin(DefaultAlertWindow) }
+
+// AlertsWithin returns every alert with window w (a Prometheus duration such
+// as "10m"; see WithAlertWindow), in a fixed order. The window is how long a
+// movement keeps an alert firing; what counts as a movement does not change
+// with it.
+func AlertsWithin(w string) []Alert {
 	return []Alert{
 		{
 			Name:    AlertPoolResetMoved,

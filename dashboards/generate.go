@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -65,6 +66,9 @@ type config struct {
 	alertmanagerTarget                        string
 	verdictsTarget, telemetryTarget           string
 	scrapeInterval                            string
+	rulesPath                                 string
+	alertWindow                               string
+	webhookURL, webhookCredentialsFile        string
 }
 
 // Option changes where the generated provisioning points.
@@ -91,6 +95,37 @@ func WithScrapeTargets(verdicts, telemetry string) Option {
 // WithScrapeInterval sets Prometheus's scrape and rule evaluation interval.
 func WithScrapeInterval(d string) Option { return func(c *config) { c.scrapeInterval = d } }
 
+// WithRulesPath sets where Prometheus's configuration finds alerts.yml
+// (PrometheusRulesPath, where the compose file mounts it).
+func WithRulesPath(p string) Option { return func(c *config) { c.rulesPath = p } }
+
+// WithAlertWindow sets how long a movement keeps an alert firing
+// (DefaultAlertWindow): a whole number of seconds, minutes or hours, as
+// Prometheus writes a duration ("30s", "10m", "1h"). The committed files
+// use the default.
+func WithAlertWindow(w string) Option { return func(c *config) { c.alertWindow = w } }
+
+// WithAlertWebhook gives Alertmanager's receiver a webhook: it posts every
+// firing and every resolved alert to url, with the bearer token read from
+// credentialsFile ("" for none). The committed alertmanager.yml has no
+// webhook: a URL with a target is written only where a running stack keeps
+// its own files (percause up's data folder).
+func WithAlertWebhook(url, credentialsFile string) Option {
+	return func(c *config) { c.webhookURL, c.webhookCredentialsFile = url, credentialsFile }
+}
+
+// alertWindowPattern is a Prometheus duration of one unit, which both
+// PromQL and Grafana's relative ranges read.
+var alertWindowPattern = regexp.MustCompile(`^[1-9][0-9]*[smh]$`)
+
+// CheckAlertWindow reports whether w is a window WithAlertWindow takes.
+func CheckAlertWindow(w string) error {
+	if !alertWindowPattern.MatchString(w) {
+		return fmt.Errorf("alert window %q is not a whole number of s, m or h (such as 10m)", w)
+	}
+	return nil
+}
+
 func newConfig(opts []Option) (config, error) {
 	c := config{
 		prometheusURL:      DefaultPrometheusURL,
@@ -100,6 +135,8 @@ func newConfig(opts []Option) (config, error) {
 		verdictsTarget:     DefaultVerdictsTarget,
 		telemetryTarget:    DefaultCollectorTelemetry,
 		scrapeInterval:     DefaultScrapeInterval,
+		rulesPath:          PrometheusRulesPath,
+		alertWindow:        DefaultAlertWindow,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -113,10 +150,17 @@ func (c config) Validate() error {
 		"Prometheus URL": c.prometheusURL, "Jaeger URL": c.jaegerURL, "Alertmanager URL": c.alertmanagerURL,
 		"Alertmanager target": c.alertmanagerTarget, "verdicts scrape target": c.verdictsTarget,
 		"collector telemetry scrape target": c.telemetryTarget, "scrape interval": c.scrapeInterval,
+		"rules path": c.rulesPath,
 	} {
 		if v == "" {
 			return fmt.Errorf("dashboards: %s is empty", name)
 		}
+	}
+	if err := CheckAlertWindow(c.alertWindow); err != nil {
+		return fmt.Errorf("dashboards: %w", err)
+	}
+	if c.webhookURL == "" && c.webhookCredentialsFile != "" {
+		return errors.New("dashboards: a webhook credentials file without a webhook URL")
 	}
 	return nil
 }
@@ -139,7 +183,7 @@ func Files(opts ...Option) (map[string][]byte, error) {
 		}
 		files[path] = b
 	}
-	alerts := Alerts()
+	alerts := AlertsWithin(c.alertWindow)
 	add(PathOverviewJSON, func() ([]byte, error) { return dashboardJSON(Overview()) })
 	add(PathPipelineJSON, func() ([]byte, error) { return dashboardJSON(Pipeline()) })
 	add(PathGrafanaDatasources, func() ([]byte, error) { return yamlOf(c.datasources()) })
@@ -160,7 +204,7 @@ func Files(opts ...Option) (map[string][]byte, error) {
 	})
 	add(PathPrometheusRules, func() ([]byte, error) { return yamlOf(PrometheusRules(alerts)) })
 	add(PathPrometheusConfig, func() ([]byte, error) { return yamlOf(c.prometheusConfig()) })
-	add(PathAlertmanagerConfig, func() ([]byte, error) { return yamlOf(alertmanagerConfig()) })
+	add(PathAlertmanagerConfig, func() ([]byte, error) { return yamlOf(c.alertmanagerConfig()) })
 	add(PathReference, func() ([]byte, error) {
 		return reference([][]byte{files[PathOverviewJSON], files[PathPipelineJSON]}, alerts)
 	})
@@ -398,7 +442,7 @@ func (c config) prometheusConfig() map[string]any {
 			"scrape_interval":     c.scrapeInterval,
 			"evaluation_interval": c.scrapeInterval,
 		},
-		"rule_files": []any{PrometheusRulesPath},
+		"rule_files": []any{c.rulesPath},
 		"alerting": map[string]any{
 			"alertmanagers": []any{map[string]any{
 				"static_configs": []any{map[string]any{"targets": []any{c.alertmanagerTarget}}},
@@ -411,11 +455,21 @@ func (c config) prometheusConfig() map[string]any {
 	}
 }
 
-// alertmanagerConfig routes every percause alert to one receiver. It holds
-// no address or token: to be notified, add a webhook_configs entry in a
-// local copy (see docs/dashboards.md); Grafana's contact point reads its
-// URL from the environment instead.
-func alertmanagerConfig() map[string]any {
+// alertmanagerConfig routes every percause alert to one receiver. As
+// committed it holds no address or token: `percause up` writes its own copy
+// with a webhook to its relay (WithAlertWebhook); Grafana's contact point
+// reads its URL from the environment instead.
+func (c config) alertmanagerConfig() map[string]any {
+	receiver := map[string]any{"name": "percause"}
+	if c.webhookURL != "" {
+		hook := map[string]any{"url": c.webhookURL, "send_resolved": true}
+		if c.webhookCredentialsFile != "" {
+			hook["http_config"] = map[string]any{"authorization": map[string]any{
+				"type": "Bearer", "credentials_file": c.webhookCredentialsFile,
+			}}
+		}
+		receiver["webhook_configs"] = []any{hook}
+	}
 	return map[string]any{
 		"route": map[string]any{
 			"receiver":        "percause",
@@ -424,6 +478,6 @@ func alertmanagerConfig() map[string]any {
 			"group_interval":  "1m",
 			"repeat_interval": "4h",
 		},
-		"receivers": []any{map[string]any{"name": "percause"}},
+		"receivers": []any{receiver},
 	}
 }

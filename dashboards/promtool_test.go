@@ -52,8 +52,13 @@ type ruleTestFile struct {
 // fires is the alert expected with these labels (besides alertname and
 // severity, added from the rule), annotations rendered from the rule.
 func fires(name string, labels map[string]string) expAlert {
+	return firesWithin(DefaultAlertWindow, name, labels)
+}
+
+// firesWithin is fires for the rules rendered with alert window w.
+func firesWithin(w, name string, labels map[string]string) expAlert {
 	var a Alert
-	for _, x := range Alerts() {
+	for _, x := range AlertsWithin(w) {
 		if x.Name == name {
 			a = x
 		}

@@ -143,6 +143,7 @@ func printDemo(w io.Writer, res *lab.Result, prom, page, verdictFile string, kep
 	for _, f := range dashboardFiles("dashboards") {
 		fmt.Fprintf(w, "                       %s\n", f)
 	}
+	fmt.Fprintln(w, "alerts on a phone: `percause up` runs the collector with Prometheus and Alertmanager and sends each alert to PERCAUSE_NOTIFY_URL (an ntfy topic; README, \"On a trip\")")
 }
 
 // dashboardFiles lists the generated dashboards under dir, if the demo runs

@@ -1,0 +1,248 @@
+package up
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/instr/semconv"
+)
+
+// maxPayload bounds what the relay reads of one Alertmanager post.
+const maxPayload = 1 << 20
+
+// amAlert is one alert of Alertmanager's webhook payload (version 4).
+type amAlert struct {
+	Status       string            `json:"status"`
+	Labels       map[string]string `json:"labels"`
+	Annotations  map[string]string `json:"annotations"`
+	StartsAt     time.Time         `json:"startsAt"`
+	EndsAt       time.Time         `json:"endsAt"`
+	GeneratorURL string            `json:"generatorURL"`
+	Fingerprint  string            `json:"fingerprint"`
+}
+
+// amPayload is Alertmanager's webhook payload: one alert group.
+type amPayload struct {
+	Version  string    `json:"version"`
+	Status   string    `json:"status"`
+	Receiver string    `json:"receiver"`
+	Alerts   []amAlert `json:"alerts"`
+}
+
+const (
+	statusFiring   = "firing"
+	statusResolved = "resolved"
+	labelAlertname = "alertname"
+	labelSeverity  = "severity"
+	// labelInstallation is the installation label of the alerts
+	// (app.installation.id as Prometheus names it).
+	labelInstallation = "app_installation_id"
+)
+
+// parsePayload reads one webhook post. Anything but a version 4 payload
+// whose every alert has a name, a start and a status of firing or
+// resolved is refused: the relay never guesses what to tell a person.
+func parsePayload(b []byte) (amPayload, error) {
+	var p amPayload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, fmt.Errorf("not an Alertmanager webhook payload: %w", err)
+	}
+	if p.Version != "4" {
+		return p, fmt.Errorf("webhook payload version %q, want 4", p.Version)
+	}
+	if len(p.Alerts) == 0 {
+		return p, errors.New("webhook payload without alerts")
+	}
+	for i, a := range p.Alerts {
+		switch {
+		case a.Status != statusFiring && a.Status != statusResolved:
+			return p, fmt.Errorf("alert %d: status %q, want firing or resolved", i, a.Status)
+		case a.Labels[labelAlertname] == "":
+			return p, fmt.Errorf("alert %d: no alertname", i)
+		case a.StartsAt.IsZero():
+			return p, fmt.Errorf("alert %d: no startsAt", i)
+		}
+	}
+	return p, nil
+}
+
+// causeOf is the verdict cause whose turn an alert names; alerts without
+// one name no turn.
+var causeOf = map[string]string{
+	dashboards.AlertPoolResetMoved:   semconv.CausePool,
+	dashboards.AlertLiveCountGrowing: semconv.CauseState,
+}
+
+// movementAlerts fire for the window after a movement, then resolve.
+var movementAlerts = map[string]bool{
+	dashboards.AlertPoolResetMoved:    true,
+	dashboards.AlertLiveCountGrowing:  true,
+	dashboards.AlertReconnectingFired: true,
+}
+
+// message is one notification, before it takes the target's format.
+type message struct {
+	Title    string
+	Body     string
+	Priority int // ntfy's 1 (min) to 5 (max)
+	Tags     []string
+	Click    string
+
+	Alert, Status, Severity, Installation string
+	TurnID, TurnURL                       string
+	TallyBefore, TallyAfter               *int64
+	StartsAt, EndsAt                      time.Time
+}
+
+// messageContext is what compose needs besides the alert.
+type messageContext struct {
+	pageURL string
+	window  string
+	loc     *time.Location
+	// waited is set when a firing alert's turn was looked for and not found.
+	waited bool
+}
+
+// compose writes the notification for one alert and the turn it names
+// (nil: none found, or the alert names none).
+func compose(a amAlert, turn *Turn, mc messageContext) message {
+	name := a.Labels[labelAlertname]
+	m := message{
+		Alert: name, Status: a.Status, Severity: a.Labels[labelSeverity],
+		Installation: a.Labels[labelInstallation], StartsAt: a.StartsAt, Click: mc.pageURL,
+	}
+	if a.Status == statusResolved {
+		m.EndsAt = a.EndsAt
+	}
+	clock := func(t time.Time) string { return t.In(mc.loc).Format("15:04:05 MST") }
+	summary := a.Annotations["summary"]
+	if summary == "" {
+		summary = name
+	}
+	var lines []string
+	if turn != nil {
+		m.TurnID = turn.TraceID
+		m.TurnURL = turnURL(mc.pageURL, turn.TraceID)
+		m.Click = m.TurnURL
+		on := "turn " + fmt.Sprint(turn.Turn)
+		if turn.Link != "" {
+			on += " on " + turn.Link
+		}
+		if !turn.Ended.IsZero() {
+			on += ", ended " + clock(turn.Ended)
+		}
+		reading := ""
+		switch {
+		case name == dashboards.AlertPoolResetMoved && turn.HasPool && turn.HasPoolBefore:
+			before, after := turn.PoolBefore, turn.PoolAfter
+			m.TallyBefore, m.TallyAfter = &before, &after
+			reading = fmt.Sprintf("pool_reset moved %d→%d", before, after)
+		case name == dashboards.AlertPoolResetMoved && turn.HasPool:
+			after := turn.PoolAfter
+			m.TallyAfter = &after
+			reading = fmt.Sprintf("pool_reset at %d on its launch's first turn", after)
+		default:
+			reading = clauseOf(turn.Evidence, causeOf[name])
+		}
+		line := fmt.Sprintf("%s on installation %s: %s.", reading, m.Installation, on)
+		if a.Status == statusResolved {
+			line = "The last movement: " + line
+		}
+		lines = append(lines, line)
+	} else {
+		line := summary + "."
+		if mc.waited {
+			line += " The verdict of the turn that moved has not arrived yet: the page lists the latest turns."
+		}
+		lines = append(lines, line)
+	}
+	switch a.Status {
+	case statusFiring:
+		line := fmt.Sprintf("%s firing since %s.", name, clock(a.StartsAt))
+		if movementAlerts[name] {
+			line += fmt.Sprintf(" It stays firing for %s after the last movement.", mc.window)
+		}
+		lines = append(lines, line)
+		m.Title = summary
+		m.Priority, m.Tags = 3, []string{"warning", "percause"}
+		if m.Severity == "page" {
+			m.Priority, m.Tags = 4, []string{"rotating_light", "percause"}
+		}
+	case statusResolved:
+		line := fmt.Sprintf("%s resolved at %s (firing since %s)", name, clock(a.EndsAt), clock(a.StartsAt))
+		if movementAlerts[name] {
+			line += fmt.Sprintf(": no movement for %s", mc.window)
+		}
+		lines = append(lines, line+".")
+		m.Title = "Resolved: " + summary
+		m.Priority, m.Tags = 2, []string{"white_check_mark", "percause"}
+	}
+	lines = append(lines, m.Click)
+	m.Body = strings.Join(lines, "\n")
+	return m
+}
+
+// clauseOf is the clause of a verdict's evidence that speaks of cause (the
+// evidence joins one clause per rule that fired with "; "), or the whole
+// evidence.
+func clauseOf(evidence, cause string) string {
+	marker := map[string]string{semconv.CauseState: "rose on each", semconv.CausePool: "pool_reset"}[cause]
+	if marker != "" {
+		for _, c := range strings.Split(evidence, "; ") {
+			if strings.Contains(c, marker) {
+				return c
+			}
+		}
+	}
+	return evidence
+}
+
+// turnURL is the page's address for one turn: PAGE/?turn=TRACE.
+func turnURL(page, traceID string) string {
+	u, err := url.Parse(page)
+	if err != nil {
+		return page
+	}
+	q := u.Query()
+	q.Set("turn", traceID)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// jsonMessage is the json format's body.
+type jsonMessage struct {
+	Title        string   `json:"title"`
+	Message      string   `json:"message"`
+	Priority     int      `json:"priority"`
+	Tags         []string `json:"tags"`
+	Click        string   `json:"click"`
+	Alert        string   `json:"alert"`
+	Status       string   `json:"status"`
+	Severity     string   `json:"severity,omitempty"`
+	Installation string   `json:"installation,omitempty"`
+	Turn         string   `json:"turn,omitempty"`
+	TurnURL      string   `json:"turn_url,omitempty"`
+	TallyBefore  *int64   `json:"tally_before,omitempty"`
+	TallyAfter   *int64   `json:"tally_after,omitempty"`
+	StartsAt     string   `json:"starts_at"`
+	EndsAt       string   `json:"ends_at,omitempty"`
+}
+
+func (m message) json() ([]byte, error) {
+	j := jsonMessage{
+		Title: m.Title, Message: m.Body, Priority: m.Priority, Tags: m.Tags, Click: m.Click,
+		Alert: m.Alert, Status: m.Status, Severity: m.Severity, Installation: m.Installation,
+		Turn: m.TurnID, TurnURL: m.TurnURL, TallyBefore: m.TallyBefore, TallyAfter: m.TallyAfter,
+		StartsAt: m.StartsAt.UTC().Format(time.RFC3339),
+	}
+	if !m.EndsAt.IsZero() {
+		j.EndsAt = m.EndsAt.UTC().Format(time.RFC3339)
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
+	return append(b, '\n'), err
+}
