@@ -66,6 +66,9 @@ const (
 type Forced struct {
 	Reason string
 	Why    string
+	// Ended: nothing more will come (the input ended); the evidence says
+	// what it ended before ("the input ended before take t2 came").
+	Ended bool
 }
 
 // secs formats seconds the way the evidence prints them.
@@ -146,15 +149,27 @@ func forcedSentence(p *Trace, t *turnView, forced Forced, c *Rules) string {
 	}
 	var missing []string
 	if p.Sized() && !p.UnitsArrived() {
-		missing = append(missing, fmt.Sprintf("%d of %d units arrived", len(p.UnitSpans), p.Turn.Units))
+		if forced.Ended {
+			missing = append(missing, fmt.Sprintf("with %d of %d units", len(p.UnitSpans), p.Turn.Units))
+		} else {
+			missing = append(missing, fmt.Sprintf("%d of %d units arrived", len(p.UnitSpans), p.Turn.Units))
+		}
 	}
 	if takes := p.MissingTakes(c); len(takes) > 0 {
-		missing = append(missing, "missing take "+strings.Join(takes, ", "))
+		if forced.Ended {
+			missing = append(missing, "before take "+strings.Join(takes, ", ")+" came")
+		} else {
+			missing = append(missing, "missing take "+strings.Join(takes, ", "))
+		}
 	}
 	if t.across.unseen > 0 && len(t.problems) == 0 {
 		missing = append(missing, unseenSentence(t.across.unseen))
 	}
-	if len(missing) > 0 {
+	switch {
+	case len(missing) == 0:
+	case forced.Ended:
+		s += " " + strings.Join(missing, ", ")
+	default:
 		s += ": " + strings.Join(missing, ", ")
 	}
 	return s

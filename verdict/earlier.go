@@ -129,10 +129,11 @@ func readCrossTurn(t *Turn, e *Earlier, rising int) crossTurn {
 			}
 			continue
 		}
-		series := append(keptSeries(ls.Kind, t.Index, e, rising), ls.Series...)
-		x.live[i] = LiveSeries{Kind: ls.Kind, Series: series}
-		if len(series) == 1 && t.Index > 1 && !seen && x.unseen == 0 {
-			x.unseen = t.Index - 1
+		kept := keptSeries(ls.Kind, t.Index, e, rising)
+		x.live[i] = LiveSeries{Kind: ls.Kind, Series: append(kept, ls.Series...)}
+		// The turn before the kept run, when the rule would have read it.
+		if missing := t.Index - int64(len(kept)) - 1; len(kept) < rising && missing >= 1 && x.unseen == 0 {
+			x.unseen = missing
 		}
 	}
 	return x

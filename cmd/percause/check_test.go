@@ -78,7 +78,7 @@ func TestSampleTurnThroughTheCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := got[trace]
-	if v.Cause != "network" || strings.Join(v.Causes, ",") != "network" || v.Evidence != sampleEvidence || v.Forced != "" || v.Turn != 4 {
+	if v.Cause != "network" || strings.Join(v.Causes, ",") != "network" || v.Evidence != sampleEvidence || v.Forced != "" || v.Turn != 1 {
 		t.Errorf("verdict %+v, want network: %s", v, sampleEvidence)
 	}
 	// The turn ended when it was sent (its times have whole seconds).

@@ -63,6 +63,7 @@ processors:
     wait: 1h
     max_age: 2h
     max_pending: 1000000
+    end_of_input: true
 exporters:
   file/traces:
     path: %q

@@ -48,7 +48,7 @@ func TestTurnFromTheFileAndThePage(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("turn --file: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"turn 4 · ", "trace " + trace, "  verdict              network", "  evidence             " + sampleEvidence,
+	for _, want := range []string{"turn 1 · ", "trace " + trace, "  verdict              network", "  evidence             " + sampleEvidence,
 		"unit 2, take t2: 2 underruns, 1.40 s silent; need 0.40 s ≤ cushion 1.50 s: read as network"} {
 		if !strings.Contains(fromFile, want) {
 			t.Errorf("turn --file does not say %q:\n%s", want, fromFile)

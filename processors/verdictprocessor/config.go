@@ -121,6 +121,10 @@ type Config struct {
 	// Launches bounds what is remembered of each launch for the rules that
 	// read across turns.
 	Launches LaunchesConfig `mapstructure:"launches"`
+	// EndOfInput: the processor reads a finite input (`percause lines`), so
+	// at shutdown the input has ended: a turn still held is decided with
+	// what came, and its evidence says what the input ended before.
+	EndOfInput bool `mapstructure:"end_of_input"`
 	// Rules holds the rules' thresholds.
 	Rules verdict.Rules `mapstructure:"rules"`
 }

@@ -52,6 +52,9 @@ func (p *verdictProcessor) forced(reason string) verdict.Forced {
 		f.Why = fmt.Sprintf("forced by the pending limit (%d traces)", p.cfg.MaxPending)
 	case verdict.ForcedShutdown:
 		f.Why = "forced at shutdown"
+		if p.cfg.EndOfInput {
+			f.Why, f.Ended = "the input ended", true
+		}
 	}
 	return f
 }

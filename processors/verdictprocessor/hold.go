@@ -119,9 +119,7 @@ func (p *verdictProcessor) hold(ctx context.Context, obs []observation) holding 
 		if p.mergeLocked(e, o, now, &out) {
 			p.held.Changed(e)
 			if o.kind == obsTurn && e.Turn == o.turn {
-				if next := p.recordTurnLocked(e, now, &out); next != nil {
-					woken = append(woken, next)
-				}
+				woken = p.recordTurnLocked(e, now, &out, woken)
 			}
 		}
 		if len(touched) == 0 || touched[len(touched)-1] != e {
@@ -238,7 +236,14 @@ func (p *verdictProcessor) evictLocked(e *pending.Entry, forced, drop string, ou
 		out.inc(&out.dropped, drop)
 		return decision{}, false
 	}
-	d := p.decideLocked(e, p.forced(forced), out)
+	f := p.forced(forced)
+	if forced == verdict.ForcedShutdown && (e.Complete(&p.cfg.Rules) || !e.Sized() && !e.WaitsForTake(&p.cfg.Rules)) {
+		// Everything of its own trace came: nothing more will, so it is
+		// decided as it is, not forced (its launch's unseen turns are
+		// named in the evidence).
+		f = verdict.Forced{}
+	}
+	d := p.decideLocked(e, f, out)
 	d.evicted = true
 	p.leaveMemoryLocked(e, out)
 	p.inflight[e.ID]++

@@ -25,12 +25,12 @@ func (p *verdictProcessor) launchOf(e *pending.Entry) (launches.Key, bool) {
 }
 
 // recordTurnLocked keeps the turn that just arrived in its launch's
-// history, and returns the held trace of the launch's next turn: it may
-// have been waiting for this one.
-func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out *tally) *pending.Entry {
+// history, and adds to woken the held traces of the launch's later turns
+// that read it: they may have been waiting for it.
+func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out *tally, woken []*pending.Entry) []*pending.Entry {
 	k, ok := p.launchOf(e)
 	if !ok {
-		return nil
+		return woken
 	}
 	before := p.launches.Len()
 	_, forgot := p.launches.Record(k, launches.Turn{PastTurn: verdict.PastOf(e.Turn), Trace: e.ID}, now)
@@ -38,22 +38,43 @@ func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out
 	if forgot > 0 {
 		out.add(&out.forgotten, launches.ForgotLimit, int64(forgot))
 	}
-	if id, ok := p.launches.TraceOf(k, e.Turn.Index+1); ok {
-		return p.held.Get(id)
+	// A later turn reads this one if it is among the turns before it that
+	// its rules read: up to rising_turns back.
+	for j := int64(1); j <= int64(p.cfg.Rules.RisingTurns); j++ {
+		if id, ok := p.launches.TraceOf(k, e.Turn.Index+j); ok {
+			if next := p.held.Get(id); next != nil && !next.Delivery.Sending {
+				woken = append(woken, next)
+			}
+		}
 	}
-	return nil
+	return woken
 }
 
 // previousKnown reports whether the turn can be read across turns now: it
-// carries its history, reads none, or its launch's previous turn was seen.
-// A turn with bad input is decided unknown whatever came before it, so it
-// waits for nothing.
+// carries its history, reads none, or the earlier turns of its launch its
+// rules read have been seen (the previous one for the pool rule, the
+// rising_turns before it for the state rule; arrival order is not turn
+// order). A turn with bad input is decided unknown whatever came before
+// it, so it waits for nothing.
 func (p *verdictProcessor) previousKnown(e *pending.Entry) bool {
-	if !e.Turn.NeedsEarlier() || len(e.Turn.Problems) > 0 {
+	t := e.Turn
+	if !t.NeedsEarlier() || len(t.Problems) > 0 {
 		return true
 	}
 	k, ok := p.launchOf(e)
-	return !ok || p.launches.Has(k, e.Turn.Index-1)
+	if !ok {
+		return true
+	}
+	back := int64(1)
+	if len(t.Live) > 0 {
+		back = int64(p.cfg.Rules.RisingTurns)
+	}
+	for i := t.Index - 1; i >= max(t.Index-back, 1); i-- {
+		if !p.launches.Has(k, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // earlierOf is what was kept of the turn's launch before it.

@@ -102,19 +102,39 @@ func TestLaunchHistoryOutOfOrder(t *testing.T) {
 }
 
 // TestLaunchPreviousTurnNeverCame: a turn whose previous turn never comes
-// is decided after the wait with what is known, and the evidence says so.
+// waits for it within the decision window, then is decided with what is
+// known (not forced: everything of its own trace came), and the evidence
+// says so.
 func TestLaunchPreviousTurnNeverCame(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	h := newHarness(t, cfg)
 	h.deliver(sdk(10, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1)))
 	h.deliver(sdk(12, plainUnit("launch-A"), plainTurn("launch-A", 3, 2, 3))) // turn 2 never comes
-	h.advance(cfg.Wait)
+	h.advance(cfg.DecisionWait / 2)
+	if n := len(h.verdicts()); n != 1 {
+		t.Fatalf("%d verdicts within the decision window, want 1 (turn 3 waits for turn 2)", n)
+	}
+	h.advance(cfg.DecisionWait / 2)
 	cause, ev := h.causeOf(12)
-	if cause != semconv.CauseNone || !strings.Contains(ev, "turn 2 of this launch not seen") {
+	if cause != semconv.CauseNone || !strings.HasPrefix(ev, "turn 2 of this launch not seen") {
 		t.Fatalf("turn 3 without turn 2: %s (%s), want none saying turn 2 was not seen", cause, ev)
 	}
-	if got := h.counter("otelcol_processor_verdict_forced")[verdict.ForcedWait]; got != 1 {
-		t.Fatalf("forced{wait} = %d, want 1", got)
+	if got := h.counter("otelcol_processor_verdict_forced"); len(got) != 0 {
+		t.Fatalf("forced %v, want none", got)
+	}
+}
+
+// TestEndOfInputWording: with a finite input (percause lines), a turn
+// still missing a take when the input ends says so in those words.
+func TestEndOfInputWording(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.EndOfInput = true
+	h := newHarness(t, cfg)
+	h.deliver(sdk(10, underrun(2, 1, 0.8, nil), turn(nil)))
+	h.shutdown()
+	_, ev := h.causeOf(10)
+	if want := "the input ended before take t2 came; unit 2"; !strings.HasPrefix(ev, want) {
+		t.Fatalf("evidence %q, want it to start %q", ev, want)
 	}
 }
 

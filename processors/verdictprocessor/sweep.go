@@ -58,7 +58,7 @@ func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *
 		return decision{}, false
 	case e.Delivery.Refusals > 0:
 		return p.decideLocked(e, e.Delivery.Forced, out), true
-	case p.decidable(e) || p.settled(e, now) && p.previousKnown(e):
+	case p.decidable(e) || p.quietAndWhole(e, now):
 		return p.decideLocked(e, verdict.Forced{}, out), true
 	case now.Sub(e.TurnAt) >= p.cfg.Wait:
 		return p.decideLocked(e, p.forced(verdict.ForcedWait), out), true
@@ -66,6 +66,17 @@ func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *
 		return p.decideLocked(e, p.forced(verdict.ForcedMaxAge), out), true
 	}
 	return decision{}, false
+}
+
+// quietAndWhole reports whether everything of the turn's own trace has
+// arrived and the trace has been quiet for the decision window: it is
+// decided then, and what its launch's earlier turns did not bring is read
+// as not seen (the evidence says which).
+func (p *verdictProcessor) quietAndWhole(e *pending.Entry, now time.Time) bool {
+	if e.Turn == nil || now.Sub(e.LastAt) < p.cfg.DecisionWait {
+		return false
+	}
+	return e.Complete(&p.cfg.Rules) || p.settled(e, now)
 }
 
 // settled reports whether a turn that does not say how many units it read
