@@ -81,6 +81,9 @@ type Readings struct {
 	LinkMessages []string `json:"link_messages"`
 	// Errors are the phone's calls that failed during the turn.
 	Errors []string `json:"errors,omitempty"`
+	// Refused are the phone's and the engine's readings the SDK refused
+	// during the turn (instr.WithErrorHandler): each one fails the turn.
+	Refused []string `json:"refused,omitempty"`
 	// PerUnit is each unit read aloud with its take's engine readings.
 	PerUnit []UnitReadings `json:"per_unit"`
 }
@@ -211,6 +214,9 @@ func (t *TurnResult) judge() {
 		if t.Readings.ChecksFailed > 0 {
 			why = append(why, fmt.Sprintf("%d of %d progress checks failed, expected none", t.Readings.ChecksFailed, t.Readings.Checks))
 		}
+	}
+	if n := len(t.Readings.Refused); n > 0 {
+		why = append(why, fmt.Sprintf("the SDK refused %d reading(s): %s", n, strings.Join(t.Readings.Refused, "; ")))
 	}
 	t.OK = len(why) == 0
 	t.Mismatch = strings.Join(why, "; ")

@@ -468,7 +468,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 			lopts := []lanes.Option{lanes.WithTimeScale(cfg.scale),
 				lanes.WithTracerProvider(ln.sdk.TracerProvider()), lanes.WithMeterProvider(ln.sdk.MeterProvider()),
 				lanes.WithPropagator(instr.Propagator()), lanes.WithLogger(cfg.log),
-				lanes.WithInFlightHook(func(_ string, d int) { _ = live.Add(semconv.LiveRepliesInFlight, d) }),
+				lanes.WithInFlightHook(func(_ string, d int) { live.Add(semconv.LiveRepliesInFlight, d) }),
 				lanes.WithResetHook(func(rs lanes.Reset) {
 					if p := *launched; p != nil {
 						p.OnReset(rs)
@@ -538,6 +538,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		tr := TurnResult{Scenario: s.Name, Turn: i + 1, LaunchTurn: rep.Index, Expected: t.Expect.String(),
 			expect: t.Expect, TraceID: rep.TraceID, Causes: []string{}}
 		tr.Readings = readingsOf(r.capture.trace(rep.TraceID), rep)
+		tr.Readings.Refused = append(ln.takeRefused(), eng.takeRefused()...)
 		tr.HostStall = r.watch.longest(turnStart, turnEnd).Seconds() * cfg.scale
 		tr.Disturbed = tr.HostStall > DefaultStallLimit
 		out = append(out, tr)

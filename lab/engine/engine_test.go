@@ -56,11 +56,10 @@ func (s *markSpan) Progress(a float64) {
 	s.tl.progress = append(s.tl.progress, a)
 	s.m.mu.Unlock()
 }
-func (s *markSpan) End(a float64) error {
+func (s *markSpan) End(a float64) {
 	s.m.mu.Lock()
 	s.tl.ended, s.tl.endCalls = a, s.tl.endCalls+1
 	s.m.mu.Unlock()
-	return nil
 }
 
 func newEngine(t *testing.T, cfg Config, opts ...Option) (*Engine, *marks) {

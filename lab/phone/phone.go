@@ -287,11 +287,11 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		errMu.Unlock()
 	}
 
-	_ = turn.SetLink(p.cfg.LinkType, p.cfg.LinkSubtype)
-	_ = turn.SetRoute(p.cfg.Route)
+	turn.SetLink(p.cfg.LinkType, p.cfg.LinkSubtype)
+	turn.SetRoute(p.cfg.Route)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	_ = turn.SetHealth(instr.Health{
+	turn.SetHealth(instr.Health{
 		DeviceUptime: DefaultDeviceUptime + time.Since(p.launched).Seconds()*p.cfg.Scale,
 		AppUptime:    time.Since(p.launched).Seconds() * p.cfg.Scale,
 		Activations:  p.activations + 1,
@@ -299,12 +299,12 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	})
 
 	// The microphone opens: the audio session, then the engine's grant.
-	_ = live.Add(semconv.LiveMicEngines, 1)
+	live.Add(semconv.LiveMicEngines, 1)
 	// abort ends a turn cut short by its context (the lab interrupted) so its
 	// report still leaves, with what it has.
 	abort := func(err error) (*Report, error) {
-		_ = live.Add(semconv.LiveMicEngines, -1)
-		_ = turn.End()
+		live.Add(semconv.LiveMicEngines, -1)
+		turn.End()
 		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
 	}
 	if err := clk.sleepUntil(ctx, p.cfg.Session); err != nil {
@@ -317,14 +317,14 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	}
 	total := clk.now()
 	rep.ListenTotal = total
-	_ = turn.SetListen(instr.Listen{Session: session, Grant: total - session, Total: total})
+	turn.SetListen(instr.Listen{Session: session, Grant: total - session, Total: total})
 
 	// She speaks; the recording is posted.
 	if err := clk.sleepUntil(ctx, total+p.cfg.Speech); err != nil {
 		return abort(err)
 	}
 	if plan.Leak != semconv.LiveMicEngines {
-		_ = live.Add(semconv.LiveMicEngines, -1)
+		live.Add(semconv.LiveMicEngines, -1)
 	}
 	speechEnd := clk.now()
 	var posted engine.Posted
@@ -337,7 +337,7 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		fail("post", err)
 	}
 	if w := wrote.Load(); w > 0 {
-		_ = turn.SetSpeechEndToPost(math.Max(0, float64(w)/1000-speechEnd))
+		turn.SetSpeechEndToPost(math.Max(0, float64(w)/1000-speechEnd))
 	}
 
 	// The link's responsiveness under working conditions: the control
@@ -346,7 +346,7 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	go func() {
 		defer close(rpmDone)
 		if rt, err := p.lanes.Responsiveness(ctx, p.cfg.BaseURL+engine.PathProgress); err == nil {
-			_ = turn.SetRPM(rt.Loaded, rt.Fresh)
+			turn.SetRPM(rt.Loaded, rt.Fresh)
 		}
 	}()
 
@@ -399,16 +399,14 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	bg.Wait()
 
 	if plan.Leak != "" && plan.Leak != semconv.LivePlayers && plan.Leak != semconv.LiveMicEngines {
-		_ = live.Add(plan.Leak, 1)
+		live.Add(plan.Leak, 1)
 	}
 	rep.PoolResets = p.lanes.Resets()
 	rep.NotSent = p.lanes.TakeNotSent()
-	_ = turn.SetPoolResets(rep.PoolResets)
-	_ = turn.SetNotSent(rep.NotSent)
+	turn.SetPoolResets(rep.PoolResets)
+	turn.SetNotSent(rep.NotSent)
 	rep.Live = live.Snapshot()
-	if err := turn.End(); err != nil {
-		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
-	}
+	turn.End()
 	return rep, nil
 }
 
@@ -475,7 +473,7 @@ func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.L
 		return
 	}
 	u.take, u.queued = tk.Take, clk.now()
-	_ = live.Add(semconv.LiveTakes, 1)
+	live.Add(semconv.LiveTakes, 1)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.BaseURL+"/api/tts/take/"+tk.Take, nil)
 	if err != nil {
 		u.err = err
@@ -491,7 +489,7 @@ func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.L
 		u.err = fmt.Errorf("take stream: status %d", resp.StatusCode)
 		return
 	}
-	_ = live.Add(semconv.LiveByteStreams, 1)
+	live.Add(semconv.LiveByteStreams, 1)
 	defer live.Add(semconv.LiveByteStreams, -1)
 	if _, err := io.Copy(u.rec, resp.Body); err != nil {
 		u.err = fmt.Errorf("take stream: %w", err)
@@ -536,16 +534,16 @@ func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan
 		}
 		// The player exists while the unit plays.
 		_ = clk.sleepUntil(ctx, res.Start)
-		_ = live.Add(semconv.LivePlayers, 1)
+		live.Add(semconv.LivePlayers, 1)
 		if plan.Bluetooth && u.index == btUnit {
 			p.routeFlap(ctx, clk, turn, res, readingStart, rep)
 		}
 		_ = clk.sleepUntil(ctx, res.End)
 		if plan.Leak != semconv.LivePlayers || u.index != 1 {
-			_ = live.Add(semconv.LivePlayers, -1)
+			live.Add(semconv.LivePlayers, -1)
 		}
-		_ = live.Add(semconv.LiveTakes, -1)
-		_ = turn.Unit(instr.Unit{
+		live.Add(semconv.LiveTakes, -1)
+		turn.Unit(instr.Unit{
 			Index: u.index, TakeID: u.take, Gap: ur.Gap, Lead: ur.Lead,
 			Underruns: res.Underruns, Silent: res.Silent, Longest: res.Longest,
 			Cushion: p.cfg.Player.Cushion, Player: player.DefaultName,
@@ -563,16 +561,13 @@ func (p *Phone) routeFlap(ctx context.Context, clk clock, turn *instr.Turn, res 
 	away := res.Start + math.Min(1, (res.End-res.Start)/3)
 	back := away + 0.4
 	_ = clk.sleepUntil(ctx, away)
-	if turn.RouteChange(away-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker}) == nil {
-		rep.RouteChanges++
-	}
+	turn.RouteChange(away-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
+	rep.RouteChanges++
 	_ = clk.sleepUntil(ctx, back)
-	if turn.RouteChange(back-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs) == nil {
-		rep.RouteChanges++
-	}
-	if turn.MarkStutter() == nil {
-		rep.Stutter = true
-	}
+	turn.RouteChange(back-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs)
+	rep.RouteChanges++
+	turn.MarkStutter()
+	rep.Stutter = true
 }
 
 // call makes one buffered call and decodes its JSON answer into out (when
