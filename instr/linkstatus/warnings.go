@@ -165,7 +165,7 @@ var (
 )
 
 // lostLink are the warnings Diagnose chooses between.
-var lostLink = []*Warnable{ConnectionLost, EngineRestarting, DeviceOffline, Unreachable, LaneSaturated}
+var lostLink = []*Warnable{ConnectionLost, EngineRestarting, DeviceOffline, Unreachable, LaneSaturated, StaleConnection}
 
 // Line is what the status line shows: one warning's message, or nothing.
 type Line struct {
