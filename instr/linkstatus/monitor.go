@@ -183,9 +183,9 @@ func (m *Monitor) Clear(ctx context.Context, w *Warnable, readings ...attribute.
 }
 
 // show decides the line with m.mu held, releases it, and records a change
-// of the line's status with the readings that chose it. The message of a
-// line that stays is kept current, so the next change can say what it last
-// showed.
+// of the line (its status, or what a wait is on) with the readings that
+// chose it. The message of a line that stays is kept current, so the next
+// change can say what it last showed.
 func (m *Monitor) show(ctx context.Context, readings []attribute.KeyValue) Line {
 	line := OK
 	if vis := m.visible(m.cfg.now()); len(vis) > 0 {
@@ -195,7 +195,7 @@ func (m *Monitor) show(ctx context.Context, readings []attribute.KeyValue) Line 
 	m.shown = line
 	m.mu.Unlock()
 
-	if line.Status != prev.Status {
+	if line.changed(prev) {
 		m.record(ctx, prev, line, readings)
 	}
 	return line

@@ -14,7 +14,7 @@ const (
 	ArgFor      Arg = "for"       // how long it has waited ("3 s"; "not sent": whole seconds, "20")
 	ArgOthers   Arg = "others"    // other calls open on the waiting call's lane
 	ArgProbe    Arg = "probe"     // what the bulk lane's own probe found: a semconv.Probe* value
-	ArgProbeRTT Arg = "probe_rtt" // how long that probe took ("0 s")
+	ArgProbeRTT Arg = "probe_rtt" // how long that probe took ("0.2 s")
 )
 
 // Times to visible of the waits, person-time. A wait shorter than its time
@@ -61,6 +61,7 @@ var (
 		Text:          micText,
 		DependsOn:     []*Warnable{DeviceOffline},
 		TimeToVisible: DefaultMicOpeningVisible,
+		Changes:       []Arg{ArgStage},
 		rank:          80,
 	})
 	// VoiceLate: the turn's first take has no audio yet. The line names what
@@ -71,6 +72,7 @@ var (
 		Text:          voiceText,
 		DependsOn:     []*Warnable{DeviceOffline},
 		TimeToVisible: DefaultVoiceLateVisible,
+		Changes:       []Arg{ArgProbe},
 		rank:          90,
 	})
 )
@@ -118,6 +120,10 @@ func voiceText(a Args) string {
 	}
 	return lead
 }
+
+// ProbeSeconds renders a probe's round trip the way the line speaks it,
+// to a tenth of a second ("0.2 s").
+func ProbeSeconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 // BulkFinding reads a probe of the bulk lane itself (its status, 0 when it
 // did not answer) into a semconv.Probe* value.

@@ -28,7 +28,7 @@ func TestWaitTexts(t *testing.T) {
 		{NotSent, NotSentArgs(3*time.Second, 1), "Your words are still on this phone: not sent for 3s (1 other call open)."},
 		{NotSent, nil, "Your words are still on this phone: not sent for ?s (? other calls open)."},
 		{VoiceLate, nil, "Getting her voice ready…"},
-		{VoiceLate, Args{ArgProbe: semconv.ProbeAnswered, ArgProbeRTT: "0 s"}, "Getting her voice ready… Pippa is still making it (her audio connection answered in 0 s)."},
+		{VoiceLate, Args{ArgProbe: semconv.ProbeAnswered, ArgProbeRTT: ProbeSeconds(240 * time.Millisecond)}, "Getting her voice ready… Pippa is still making it (her audio connection answered in 0.2 s)."},
 		{VoiceLate, Args{ArgProbe: semconv.ProbeNoAnswer}, "Getting her voice ready… This device's audio connection is not answering; opening a fresh one."},
 		{VoiceLate, Args{ArgProbe: semconv.ProbeRestarting}, "Getting her voice ready… Pippa is restarting, back in a few seconds."},
 		{VoiceLate, Args{ArgProbe: semconv.ProbeBusy}, "Getting her voice ready… This device's audio lane is busy; waiting for it to clear."},
@@ -122,14 +122,18 @@ func TestMonitorShowsWaits(t *testing.T) {
 	for _, s := range got {
 		seq = append(seq, s[semconv.LinkStatus].AsString())
 	}
-	want := []string{"mic_opening", "ok", "not_sent", "connection_lost", "device_offline", "not_sent", "ok"}
+	want := []string{"mic_opening", "mic_opening", "ok", "not_sent", "connection_lost", "device_offline", "not_sent", "ok"}
 	if strings.Join(seq, ",") != strings.Join(want, ",") {
 		t.Fatalf("changes %v, want %v", seq, want)
 	}
 	if s := got[0]; s[semconv.WaitStage].AsString() != semconv.StageSession || s[semconv.LinkPrevious].AsString() != semconv.LinkStatusOK {
 		t.Errorf("the change to mic_opening lacks its readings: %v", s)
 	}
-	if s := got[1]; s[semconv.LinkPreviousMessage].AsString() != "Opening the microphone… waiting for Pippa's listening grant (2 s)." || s[semconv.WaitFor].AsFloat64() != 3.1 {
+	if s := got[1]; s[semconv.WaitStage].AsString() != semconv.StageGrant ||
+		s[semconv.LinkPreviousMessage].AsString() != "Opening the microphone… waiting for the audio session." {
+		t.Errorf("the stage's change is a change of the line, with its readings: %v", s)
+	}
+	if s := got[2]; s[semconv.LinkPreviousMessage].AsString() != "Opening the microphone… waiting for Pippa's listening grant (2 s)." || s[semconv.WaitFor].AsFloat64() != 3.1 {
 		t.Errorf("the end of the wait: previous message %q, waited %v", s[semconv.LinkPreviousMessage].AsString(), s[semconv.WaitFor])
 	}
 }
