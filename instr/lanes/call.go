@@ -125,8 +125,10 @@ func (l *Lane) do(req *http.Request, kind Kind, pol Policy) (*http.Response, err
 		c.cfg.prop.Inject(cl.ctx, propagation.HeaderCarrier(r.Header))
 	}
 	if cl.hasBody {
-		// The engine says it has the request before the body leaves: until
-		// then the call is not sent (Client.Waiting).
+		// The engine says it has the request as soon as it starts reading
+		// it; until then the call is not sent (Client.Waiting). The body
+		// does not wait for the answer (the transports' ExpectContinueTimeout
+		// is 0).
 		r.Header.Set("Expect", "100-continue")
 	}
 	l.begin(cl)

@@ -290,15 +290,18 @@ func (c *Client) newTransport(fresh bool) *http.Transport {
 	} else {
 		d := &net.Dialer{Timeout: c.cfg.wall(c.cfg.dialTimeout), KeepAlive: 30 * time.Second}
 		t = &http.Transport{
-			DialContext:           d.DialContext,
-			TLSHandshakeTimeout:   c.cfg.wall(DefaultDialTimeout),
-			IdleConnTimeout:       DefaultIdleConnTimeout,
-			ExpectContinueTimeout: c.cfg.wall(DefaultExpectContinue),
+			DialContext:         d.DialContext,
+			TLSHandshakeTimeout: c.cfg.wall(DefaultDialTimeout),
+			IdleConnTimeout:     DefaultIdleConnTimeout,
 		}
 	}
 	// One request per connection (HTTP/1.1), so the six-connection limit
 	// means what it means on the phone; see docs/decisions.
 	t.ForceAttemptHTTP2 = false
+	// A body leaves at once: the engine's 100 Continue is read as its word
+	// that it has the request (Waiting), never waited for, so asking for
+	// it costs no round trip.
+	t.ExpectContinueTimeout = 0
 	t.MaxConnsPerHost = c.cfg.connsPerHost
 	t.MaxIdleConnsPerHost = c.cfg.connsPerHost
 	if fresh {

@@ -33,9 +33,6 @@ const (
 	DefaultDialTimeout = 10 * time.Second
 	// DefaultIdleConnTimeout closes kept-alive connections idle this long.
 	DefaultIdleConnTimeout = 90 * time.Second
-	// DefaultExpectContinue is how long a call with a body waits for the
-	// engine's 100 Continue before its body leaves anyway.
-	DefaultExpectContinue = time.Second
 )
 
 // defaultPropagator is instr.Propagator(): W3C Trace Context and Baggage.
