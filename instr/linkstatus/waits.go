@@ -21,9 +21,11 @@ const (
 // never reaches the screen: a healthy microphone opens in well under a
 // second, a healthy take's first byte comes in a fraction of one.
 const (
-	// DefaultMicOpeningVisible: "Opening the microphone…" shows after a
-	// second, before the wait rule's 1.5 s limit is reached.
-	DefaultMicOpeningVisible = time.Second
+	// DefaultMicOpeningVisible: "Opening the microphone…" shows once the
+	// microphone has taken the wait rule's limit (1.5 s, where it feels
+	// broken rather than slow), so the line names the stage exactly when
+	// the turn's verdict will read the microphone as the wait.
+	DefaultMicOpeningVisible = semconv.DefaultMicOpenLimit
 	// DefaultVoiceLateVisible: "Getting her voice ready…" shows once the
 	// turn's first take has had no audio byte for 3 s.
 	DefaultVoiceLateVisible = 3 * time.Second

@@ -81,14 +81,14 @@ func TestMonitorShowsWaits(t *testing.T) {
 	if l := m.Show(ctx, MicOpening, stage(semconv.StageSession, 0)); l.Status != semconv.LinkStatusOK {
 		t.Fatalf("a wait just begun shows %s", l.Status)
 	}
-	c.add(900 * time.Millisecond)
-	if l := m.Show(ctx, MicOpening, stage(semconv.StageSession, 900*time.Millisecond)); l.Status != semconv.LinkStatusOK {
-		t.Fatalf("after 0.9 s (1 s to visible) the line shows %s", l.Status)
+	c.add(1400 * time.Millisecond)
+	if l := m.Show(ctx, MicOpening, stage(semconv.StageSession, 1400*time.Millisecond)); l.Status != semconv.LinkStatusOK {
+		t.Fatalf("after 1.4 s (1.5 s to visible) the line shows %s", l.Status)
 	}
 	c.add(200 * time.Millisecond)
-	l := m.Show(ctx, MicOpening, stage(semconv.StageSession, 1100*time.Millisecond), attribute.String(semconv.WaitStage, semconv.StageSession))
+	l := m.Show(ctx, MicOpening, stage(semconv.StageSession, 1600*time.Millisecond), attribute.String(semconv.WaitStage, semconv.StageSession))
 	if l.Message != "Opening the microphone… waiting for the audio session." {
-		t.Fatalf("after 1.1 s: %q", l.Message)
+		t.Fatalf("after 1.6 s: %q", l.Message)
 	}
 	c.add(time.Second)
 	l = m.Show(ctx, MicOpening, stage(semconv.StageGrant, time.Second), attribute.String(semconv.WaitStage, semconv.StageGrant))

@@ -20,7 +20,7 @@
 // and the lanes' pool-reset tally, and is exported through the SDK.
 //
 // Its status line (instr/linkstatus) says what the phone waits on: the
-// microphone's stage once it takes over a second, the post while it is not
+// microphone's stage once it takes over 1.5 s, the post while it is not
 // sent ("not sent for 4s (6 other calls open)"), her voice while the first
 // take's audio is late (with what a probe of the bulk lane itself found),
 // and, when a check fails, why the link is lost. Each change is recorded in

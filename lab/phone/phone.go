@@ -443,7 +443,7 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 
 // openMic opens the microphone: the audio session, the engine's listening
 // grant, the listening socket. While it opens, the status line says which
-// of them it waits for (linkstatus.MicOpening, after a second).
+// of them it waits for (linkstatus.MicOpening, after the wait rule's 1.5 s).
 func (p *Phone) openMic(ctx context.Context, clk clock, plan Plan, fail func(string, error)) (instr.Listen, error) {
 	stages := &micStages{clk: clk}
 	stages.enter(semconv.StageSession)

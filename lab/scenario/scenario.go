@@ -382,8 +382,8 @@ var All = []Scenario{
 	},
 }
 
-// The waits' switches: a microphone stage slow enough for the wait rule
-// (over 1.5 s) and the line (over 1 s); a dictation held behind a pool's
+// The waits' switches: a microphone stage slow enough for the wait rule and
+// its line (over 1.5 s); a dictation held behind a pool's
 // worth of the phone's own downloads that end about 4 s after she stops.
 const (
 	slowStage    = 2.5
