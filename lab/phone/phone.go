@@ -332,10 +332,13 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 
 	// The microphone opens; the status line names the stage it waits for.
 	live.Add(semconv.LiveMicEngines, 1)
+	micHeld := true
 	// abort ends a turn cut short by its context (the lab interrupted) so its
 	// report still leaves, with what it has.
 	abort := func(err error) (*Report, error) {
-		live.Add(semconv.LiveMicEngines, -1)
+		if micHeld {
+			live.Add(semconv.LiveMicEngines, -1)
+		}
 		turn.End()
 		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
 	}
@@ -355,6 +358,7 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	if plan.Leak != semconv.LiveMicEngines {
 		live.Add(semconv.LiveMicEngines, -1)
 	}
+	micHeld = false
 	if err := clk.sleepUntil(ctx, speechEnd+p.cfg.EndOfSpeech); err != nil {
 		return abort(err)
 	}
