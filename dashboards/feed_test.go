@@ -63,6 +63,7 @@ func newFeeder(t *testing.T, otlp string) *feeder {
 		instr.WithFlushInterval(feedFlush),
 		instr.WithMetricInterval(feedMetric),
 		instr.WithClock(f.clock.Now),
+		instr.WithErrorHandler(func(err error) { t.Errorf("the feed's take was refused: %v", err) }),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +83,7 @@ func (f *feeder) launch(t *testing.T, installation string) *instr.SDK {
 		instr.WithSpoolDir(filepath.Join(f.dir, installation+"-"+time.Now().Format("150405.000000000"))),
 		instr.WithFlushInterval(feedFlush),
 		instr.WithMetricInterval(feedMetric),
+		instr.WithErrorHandler(func(err error) { t.Errorf("the feed's reading was refused: %v", err) }),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -99,15 +101,15 @@ func (f *feeder) take(t *testing.T, turnCtx context.Context, id string, need, au
 	f.clock.set(time.Now())
 	_, tk := f.engine.StartTake(turnCtx, id)
 	f.clock.advance(0.2)
-	must(t, tk.FirstByte())
+	tk.FirstByte()
 	if need > 0 {
 		f.clock.advance(need + 0.5)
-		must(t, tk.Progress(0.5))
+		tk.Progress(0.5)
 		f.clock.advance(audio - 0.5)
 	} else {
 		f.clock.advance(audio)
 	}
-	must(t, tk.End(audio))
+	tk.End(audio)
 }
 
 // unit is one unit of a turn and the take it played.
@@ -151,18 +153,18 @@ func (f *feeder) turn(t *testing.T, phone *instr.SDK, spec turn) {
 	if spec.listenTotal == 0 {
 		spec.listenTotal = 0.6
 	}
-	must(t, tr.SetLink(spec.link, ""))
-	must(t, tr.SetRoute(instr.Route{Inputs: []string{semconv.PortBuiltinMic}, Outputs: spec.outputs, SampleRate: 16000, Category: "playAndRecord", Mode: "voiceChat"}))
-	must(t, tr.SetHealth(instr.Health{DeviceUptime: spec.deviceUptime, AppUptime: spec.appUptime, Activations: 3, Memory: 180 << 20}))
-	must(t, tr.SetListen(instr.Listen{Grant: spec.listenTotal / 2, Session: spec.listenTotal / 3, Total: spec.listenTotal}))
-	must(t, tr.SetSpeechEndToPost(0.8))
-	must(t, tr.SetNotSent(0))
-	must(t, tr.SetPoolResets(spec.poolResets))
+	tr.SetLink(spec.link, "")
+	tr.SetRoute(instr.Route{Inputs: []string{semconv.PortBuiltinMic}, Outputs: spec.outputs, SampleRate: 16000, Category: "playAndRecord", Mode: "voiceChat"})
+	tr.SetHealth(instr.Health{DeviceUptime: spec.deviceUptime, AppUptime: spec.appUptime, Activations: 3, Memory: 180 << 20})
+	tr.SetListen(instr.Listen{Grant: spec.listenTotal / 2, Session: spec.listenTotal / 3, Total: spec.listenTotal})
+	tr.SetSpeechEndToPost(0.8)
+	tr.SetNotSent(0)
+	tr.SetPoolResets(spec.poolResets)
 	if spec.stutter {
-		must(t, tr.MarkStutter())
+		tr.MarkStutter()
 	}
 	if spec.routeChange {
-		must(t, tr.RouteChange(3.0, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker}))
+		tr.RouteChange(3.0, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
 	}
 	for i, u := range spec.units {
 		id := tr.TraceID()[:8] + "-" + string(rune('a'+i))
@@ -174,10 +176,10 @@ func (f *feeder) turn(t *testing.T, phone *instr.SDK, spec turn) {
 			cushion = 1.5
 		}
 		longest := u.silent
-		must(t, tr.Unit(instr.Unit{Index: i + 1, TakeID: id, Gap: 0.3, Lead: u.lead, Underruns: u.underruns,
-			Silent: u.silent, Longest: longest, Cushion: cushion, Player: "queue"}))
+		tr.Unit(instr.Unit{Index: i + 1, TakeID: id, Gap: 0.3, Lead: u.lead, Underruns: u.underruns,
+			Silent: u.silent, Longest: longest, Cushion: cushion, Player: "queue"})
 	}
-	must(t, tr.End())
+	tr.End()
 }
 
 func must(t *testing.T, err error) {

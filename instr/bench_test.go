@@ -50,18 +50,18 @@ func recordTurnSDK(sdk *SDK) {
 	ctx, turn := sdk.StartTurn(context.Background())
 	_ = ctx
 	start := time.Now()
-	_ = turn.SetLink(semconv.LinkWifi, "")
-	_ = turn.SetRoute(Route{Inputs: []string{semconv.PortBuiltinMic}, Outputs: []string{semconv.PortBluetoothA2DP},
+	turn.SetLink(semconv.LinkWifi, "")
+	turn.SetRoute(Route{Inputs: []string{semconv.PortBuiltinMic}, Outputs: []string{semconv.PortBluetoothA2DP},
 		SampleRate: 16000, Category: "play_and_record", Mode: "voice_chat"})
-	_ = turn.SetHealth(Health{DeviceUptime: 86400, AppUptime: 3600, Activations: 4, Memory: 180 << 20})
-	_ = turn.SetListen(Listen{Grant: 0.2, Session: 0.3, Total: 0.6})
-	_ = turn.SetRPM(0.18, 0.25)
-	_ = turn.SetSpeechEndToPost(0.8)
-	_ = turn.SetPoolResets(0)
+	turn.SetHealth(Health{DeviceUptime: 86400, AppUptime: 3600, Activations: 4, Memory: 180 << 20})
+	turn.SetListen(Listen{Grant: 0.2, Session: 0.3, Total: 0.6})
+	turn.SetRPM(0.18, 0.25)
+	turn.SetSpeechEndToPost(0.8)
+	turn.SetPoolResets(0)
 	for i := range benchUnits {
-		_ = turn.Unit(benchUnit(i, start))
+		turn.Unit(benchUnit(i, start))
 	}
-	_ = turn.End()
+	turn.End()
 }
 
 // rawTurn is the same turn written directly against the OpenTelemetry Go
@@ -209,7 +209,7 @@ func BenchmarkTurnReport(b *testing.B) {
 	})
 	b.Run("sdk", func(b *testing.B) {
 		sdk := newBenchSDK(b)
-		_ = sdk.Live().Add(semconv.LivePlayers, 1)
+		sdk.Live().Add(semconv.LivePlayers, 1)
 		loopCPU(b, func() { recordTurnSDK(sdk) })
 	})
 	b.Run("sdk+textlog", func(b *testing.B) {
@@ -249,10 +249,10 @@ func BenchmarkTake(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, take := sdk.StartTake(ctx, "t1")
-		_ = take.FirstByte()
+		take.FirstByte()
 		for i := range 10 {
-			_ = take.Progress(float64(i + 1))
+			take.Progress(float64(i + 1))
 		}
-		_ = take.End(11)
+		take.End(11)
 	}
 }

@@ -28,7 +28,7 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 	col := testenv.StartCollector(t, testenv.WithCollectorEnv(testenv.EnvVerdictWait, "500ms"), testenv.WithCollectorEnv(testenv.EnvDecisionWait, "200ms"))
 	dir := t.TempDir()
 	const scale = 20 // a lab run: 50 ms of wall time reads as a person-second
-	opts := []Option{WithEndpoint(col.OTLPURL), WithFlushInterval(50 * time.Millisecond), WithTimeScale(scale)}
+	opts := []Option{WithEndpoint(col.OTLPURL), WithFlushInterval(50 * time.Millisecond), WithTimeScale(scale), failOnRefusal(t)}
 	phone, err := Setup(context.Background(), append(opts, WithServiceName(semconv.ServicePhone),
 		WithInstallationID(testInstallation), WithSpoolDir(filepath.Join(dir, "phone")))...)
 	if err != nil {
@@ -49,23 +49,17 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 		cause string
 	}{{true, semconv.CauseSynthesis}, {false, semconv.CauseNetwork}} {
 		ctx, turn := phone.StartTurn(context.Background())
-		_ = turn.SetLink(semconv.LinkWifi, "")
-		_ = turn.SetPoolResets(0)
+		turn.SetLink(semconv.LinkWifi, "")
+		turn.SetPoolResets(0)
 		_, take := engine.StartTake(Extract(context.Background(), headerOf(ctx)), "t1")
-		_ = take.FirstByte()
+		take.FirstByte()
 		if tc.slow {
 			time.Sleep(100 * time.Millisecond) // 2 person-seconds with 0.5 s of audio made
-			_ = take.Progress(0.5)
+			take.Progress(0.5)
 		}
-		if err := take.End(6); err != nil {
-			t.Fatal(err)
-		}
-		if err := turn.Unit(Unit{Index: 1, TakeID: "t1", Underruns: 2, Silent: 1.4, Longest: 0.9, Cushion: 0.5}); err != nil {
-			t.Fatal(err)
-		}
-		if err := turn.End(); err != nil {
-			t.Fatal(err)
-		}
+		take.End(6)
+		turn.Unit(Unit{Index: 1, TakeID: "t1", Underruns: 2, Silent: 1.4, Longest: 0.9, Cushion: 0.5})
+		turn.End()
 		want[turn.TraceID()] = tc.cause
 	}
 	// The history each turn carries is what the cross-turn rules read: a
@@ -81,13 +75,11 @@ func TestRealCollectorDecidesTheTurns(t *testing.T) {
 		{3, 1, semconv.CausePool},  // the tally moved from 0 to 1
 		{3, 1, semconv.CauseNone},  // 1 → 1: a tally that stays is not movement
 	} {
-		_ = phone.Live().Add(semconv.LivePlayers, tc.players-phone.Live().Get(semconv.LivePlayers))
+		phone.Live().Add(semconv.LivePlayers, tc.players-phone.Live().Get(semconv.LivePlayers))
 		_, turn := phone.StartTurn(context.Background())
-		_ = turn.SetLink(semconv.LinkWifi, "")
-		_ = turn.SetPoolResets(tc.resets)
-		if err := turn.End(); err != nil {
-			t.Fatal(err)
-		}
+		turn.SetLink(semconv.LinkWifi, "")
+		turn.SetPoolResets(tc.resets)
+		turn.End()
 		want[turn.TraceID()] = tc.cause
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -35,17 +35,15 @@ func TestSpoolChild(t *testing.T) {
 	turns, _ := strconv.Atoi(os.Getenv(envChildTurns))
 	sdk, err := Setup(context.Background(), WithServiceName(semconv.ServicePhone), WithInstallationID(testInstallation),
 		WithEndpoint(os.Getenv(envChildEndpoint)), WithSpoolDir(dir), WithFlushInterval(10*time.Millisecond),
-		WithMetricInterval(time.Hour))
+		WithMetricInterval(time.Hour), failOnRefusal(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range turns {
 		_, turn := sdk.StartTurn(context.Background())
-		_ = turn.SetLink(semconv.LinkWifi, "")
-		_ = turn.Unit(Unit{TakeID: "t1", Cushion: 1})
-		if err := turn.End(); err != nil {
-			t.Fatal(err)
-		}
+		turn.SetLink(semconv.LinkWifi, "")
+		turn.Unit(Unit{TakeID: "t1", Cushion: 1})
+		turn.End()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -55,10 +53,8 @@ func TestSpoolChild(t *testing.T) {
 		// which turns are on disk.
 		for {
 			_, turn := sdk.StartTurn(context.Background())
-			_ = turn.Unit(Unit{TakeID: "t1", Cushion: 1})
-			if err := turn.End(); err != nil {
-				t.Fatal(err)
-			}
+			turn.Unit(Unit{TakeID: "t1", Cushion: 1})
+			turn.End()
 			if err := sdk.tp.ForceFlush(ctx); err != nil {
 				t.Fatal(err)
 			}

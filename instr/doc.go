@@ -30,8 +30,11 @@
 //
 // Durations the SDK measures itself are multiplied by the time scale
 // (WithTimeScale) so a lab run at scale 20 reports person-seconds; values
-// passed in are taken as given. Bad input (NaN, negative durations, a unit
-// before its turn started, a report ended twice) returns an error wrapping
-// ErrInvalid or ErrEnded and is counted in percause.sdk.rejected; nothing
-// panics.
+// passed in are taken as given. The recording calls return nothing, as
+// OpenTelemetry's setters do: bad input (NaN, negative durations, a unit
+// before its turn started, a report ended twice) is refused with an error
+// wrapping ErrInvalid or ErrEnded, counted in percause.sdk.rejected and
+// handed to the error handler (WithErrorHandler; by default the SDK's
+// logger). Nothing panics, and a refused reading leaves the report as it was
+// (docs/decisions/0105-recording-calls-return-nothing.md).
 package instr

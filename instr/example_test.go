@@ -31,6 +31,7 @@ func Example_phone() {
 		instr.WithInstallationID("7d3f0c1e-4a51-4c9b-9a55-5d8a1b2c3d4e"), // made once per install and kept
 		instr.WithEndpoint("http://127.0.0.1:4318"),                      // the collector's OTLP/HTTP receiver
 		instr.WithSpoolDir(spoolDir),                                     // batches wait here while offline
+		instr.WithErrorHandler(func(err error) { log.Print(err) }),       // a refused reading (also counted in percause.sdk.rejected)
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -39,17 +40,17 @@ func Example_phone() {
 	// Code that makes and lets go of players, streams, … keeps the live
 	// counts; every turn report reads them.
 	live := sdk.Live()
-	_ = live.Add(semconv.LivePlayers, 1)
-	defer func() { _ = live.Add(semconv.LivePlayers, -1) }()
+	live.Add(semconv.LivePlayers, 1)
+	defer live.Add(semconv.LivePlayers, -1)
 
 	tctx, turn := sdk.StartTurn(ctx)
-	_ = turn.SetLink(semconv.LinkWifi, "")
-	_ = turn.SetRoute(instr.Route{
+	turn.SetLink(semconv.LinkWifi, "")
+	turn.SetRoute(instr.Route{
 		Inputs: []string{semconv.PortBluetoothHFP}, Outputs: []string{semconv.PortBluetoothA2DP},
 		SampleRate: 16000, Category: "play_and_record", Mode: "voice_chat",
 	})
-	_ = turn.SetListen(instr.Listen{Grant: 0.2, Session: 0.3, Total: 0.6})
-	_ = turn.SetSpeechEndToPost(0.8)
+	turn.SetListen(instr.Listen{Grant: 0.2, Session: 0.3, Total: 0.6})
+	turn.SetSpeechEndToPost(0.8)
 
 	// Every call of the turn carries its traceparent, so the engine's takes
 	// land in the same trace.
@@ -58,14 +59,10 @@ func Example_phone() {
 
 	start := time.Now()
 	// … the unit plays …
-	if err := turn.Unit(instr.Unit{Index: 1, TakeID: "t1", Gap: 0.12, Lead: 0.3, Cushion: 1.5,
-		Player: "queue", Start: start, End: time.Now()}); err != nil {
-		log.Print(err) // bad input is refused with a clear error, never a panic
-	}
-	_ = turn.MarkStutter() // when the listener says it broke up
-	if err := turn.End(); err != nil {
-		log.Print(err)
-	}
+	turn.Unit(instr.Unit{Index: 1, TakeID: "t1", Gap: 0.12, Lead: 0.3, Cushion: 1.5,
+		Player: "queue", Start: start, End: time.Now()}) // bad input is refused, never a panic
+	turn.MarkStutter() // when the listener says it broke up
+	turn.End()
 	fmt.Println("turn", turn.Index(), "recorded")
 
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -93,15 +90,13 @@ func Example_engine() {
 		produced := 0.0
 		for i, chunk := range [][]byte{make([]byte, 3200), make([]byte, 3200)} { // synthesised audio
 			if i == 0 {
-				_ = take.FirstByte()
+				take.FirstByte()
 			}
 			_, _ = w.Write(chunk)
 			produced += 0.1 // audio seconds in this chunk
-			_ = take.Progress(produced)
+			take.Progress(produced)
 		}
-		if err := take.End(produced); err != nil {
-			log.Print(err)
-		}
+		take.End(produced)
 	}
 
 	rec := httptest.NewRecorder()

@@ -64,26 +64,20 @@ func engineHandler(sdk *SDK, clk *fakeClock) http.Handler {
 		_, take := sdk.StartTake(ctx, id)
 		step := func(d time.Duration, audio float64) {
 			clk.Advance(d)
-			if err := take.Progress(audio); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-			}
+			take.Progress(audio)
 		}
 		clk.Advance(400 * time.Millisecond)
-		_ = take.FirstByte()
+		take.FirstByte()
 		if r.URL.Query().Get("slow") != "" {
 			step(time.Second, 0.5)
 			step(time.Second, 1.0)
 			clk.Advance(2 * time.Second)
-			if err := take.End(3.0); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-			}
+			take.End(3.0)
 		} else {
 			step(time.Second, 2.5)
 			step(time.Second, 4.0)
 			clk.Advance(500 * time.Millisecond)
-			if err := take.End(6.0); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-			}
+			take.End(6.0)
 		}
 	})
 }
@@ -101,27 +95,27 @@ func recordTurns(t *testing.T, phone *SDK, clk *fakeClock, engineURL string) {
 			t.Fatal(err)
 		}
 	}
-	must(live.Add(semconv.LivePlayers, 1))
+	live.Add(semconv.LivePlayers, 1)
 	_, t1 := phone.StartTurn(ctx)
-	must(t1.SetLink(semconv.LinkWifi, ""))
-	must(t1.SetPoolResets(0))
+	t1.SetLink(semconv.LinkWifi, "")
+	t1.SetPoolResets(0)
 	clk.Advance(2 * time.Second)
-	must(t1.End())
+	t1.End()
 
-	must(live.Add(semconv.LivePlayers, 1))
-	must(live.Add(semconv.LiveMicEngines, 1))
-	must(live.Add(semconv.LiveByteStreams, 2))
+	live.Add(semconv.LivePlayers, 1)
+	live.Add(semconv.LiveMicEngines, 1)
+	live.Add(semconv.LiveByteStreams, 2)
 	clk.Advance(10 * time.Second)
 	tctx, turn := phone.StartTurn(ctx)
-	must(turn.SetLink(semconv.LinkCell, "lte"))
-	must(turn.SetRoute(Route{Inputs: []string{semconv.PortBluetoothHFP}, Outputs: []string{semconv.PortBluetoothA2DP},
-		SampleRate: 16000, Category: "play_and_record", Mode: "voice_chat"}))
-	must(turn.SetHealth(Health{DeviceUptime: 86400, AppUptime: 3600, Activations: 4, Memory: 180 << 20}))
-	must(turn.SetListen(Listen{Grant: 0.2, Session: 0.31, Total: 0.62}))
-	must(turn.SetRPM(0.18, 0.25))
-	must(turn.SetSpeechEndToPost(0.8))
-	must(turn.SetNotSent(0))
-	must(turn.SetPoolResets(1))
+	turn.SetLink(semconv.LinkCell, "lte")
+	turn.SetRoute(Route{Inputs: []string{semconv.PortBluetoothHFP}, Outputs: []string{semconv.PortBluetoothA2DP},
+		SampleRate: 16000, Category: "play_and_record", Mode: "voice_chat"})
+	turn.SetHealth(Health{DeviceUptime: 86400, AppUptime: 3600, Activations: 4, Memory: 180 << 20})
+	turn.SetListen(Listen{Grant: 0.2, Session: 0.31, Total: 0.62})
+	turn.SetRPM(0.18, 0.25)
+	turn.SetSpeechEndToPost(0.8)
+	turn.SetNotSent(0)
+	turn.SetPoolResets(1)
 	for i, take := range []string{"t1", "t2", "t3"} {
 		u := engineURL + "/api/tts/stream?take=" + take
 		if take == "t2" {
@@ -140,12 +134,12 @@ func recordTurns(t *testing.T, phone *SDK, clk *fakeClock, engineURL string) {
 		unit := Unit{Index: i + 1, TakeID: take, Gap: 0.12, Lead: 0.4, Cushion: 1.5, Player: "queue", Start: start, End: end}
 		if take == "t2" {
 			unit.Gap, unit.Lead, unit.Underruns, unit.Silent, unit.Longest, unit.Cushion = 0.56, -0.3, 2, 1.4, 0.9, 0.5
-			must(turn.RouteChange(3.2, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker}))
+			turn.RouteChange(3.2, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
 		}
-		must(turn.Unit(unit))
+		turn.Unit(unit)
 	}
-	must(turn.MarkStutter())
-	must(turn.End())
+	turn.MarkStutter()
+	turn.End()
 }
 
 func TestTurnAndTakeArriveWhole(t *testing.T) {
@@ -154,7 +148,7 @@ func TestTurnAndTakeArriveWhole(t *testing.T) {
 	dir := t.TempDir()
 	var phoneLines, engineLines bytes.Buffer
 	common := []Option{WithEndpoint(recv.URL()), WithClock(clk.Now), WithFlushInterval(20 * time.Millisecond),
-		WithMetricInterval(time.Hour)}
+		WithMetricInterval(time.Hour), failOnRefusal(t)}
 	phone, err := Setup(context.Background(), append(common, WithServiceName(semconv.ServicePhone),
 		WithInstallationID(testInstallation), WithSpoolDir(filepath.Join(dir, "phone")), WithTextLog(&phoneLines))...)
 	if err != nil {
@@ -456,9 +450,7 @@ func TestBusyVoiceLaneDefersExport(t *testing.T) {
 	}
 	defer func() { _ = sdk.Shutdown(context.Background()) }()
 	_, turn := sdk.StartTurn(context.Background())
-	if err := turn.End(); err != nil {
-		t.Fatal(err)
-	}
+	turn.End()
 	testenv.WaitFor(t, 10*time.Second, "the turn spooled and held back", func() bool {
 		st := sdk.ExportStats()
 		return st.Spooled > 0 && st.Deferred > 0

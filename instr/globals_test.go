@@ -40,7 +40,7 @@ func TestSetupLeavesGlobalsAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, turn := sdk.StartTurn(context.Background())
-		_ = turn.End()
+		turn.End()
 		_ = sdk.Shutdown(context.Background())
 	}
 	if got := otel.GetTextMapPropagator().Fields(); !slices.Equal(got, appProp.Fields()) {

@@ -34,63 +34,65 @@ func rejectedByCall(t *testing.T, reader *sdkmetric.ManualReader) map[string]int
 }
 
 // TestEveryCallGoesThroughTheGuard: each call of a turn and a take, refused
-// for bad input, leaves the report usable (the lock is released) and is
-// counted under its own name; after End, each is refused with ErrEnded and
-// counted again.
+// for bad input, leaves the report usable (the lock is released, even for an
+// error handler that calls back into the report) and is counted under its
+// own name; after End, each is refused with ErrEnded and counted again.
 func TestEveryCallGoesThroughTheGuard(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
-	sdk, _, _ := memSDK(t, WithMetricReader(reader))
-	_, turn := sdk.StartTurn(context.Background())
+	var r refusals
+	var turn *Turn
+	sdk, _, _ := memSDK(t, WithMetricReader(reader), WithErrorHandler(func(err error) {
+		r.handle(err)
+		turn.Index() // a handler may call back into the report: the lock is released
+	}))
+	_, turn = sdk.StartTurn(context.Background())
 	_, take := sdk.StartTake(context.Background(), "t1")
 	nan := math.NaN()
 	calls := []struct {
 		name      string
-		bad, good func() error
+		bad, good func()
 	}{
-		{"Turn.SetLink", func() error { return turn.SetLink("", "") }, func() error { return turn.SetLink(semconv.LinkWifi, "") }},
-		{"Turn.SetRoute", func() error { return turn.SetRoute(Route{SampleRate: nan}) }, func() error { return turn.SetRoute(Route{SampleRate: 16000}) }},
-		{"Turn.RouteChange", func() error { return turn.RouteChange(-1, "", nil) }, func() error { return turn.RouteChange(1, "", nil) }},
-		{"Turn.SetHealth", func() error { return turn.SetHealth(Health{Memory: -1}) }, func() error { return turn.SetHealth(Health{}) }},
-		{"Turn.SetListen", func() error { return turn.SetListen(Listen{Total: nan}) }, func() error { return turn.SetListen(Listen{}) }},
-		{"Turn.SetRPM", func() error { return turn.SetRPM(0, -1) }, func() error { return turn.SetRPM(0.1, 0.1) }},
-		{"Turn.SetSpeechEndToPost", func() error { return turn.SetSpeechEndToPost(nan) }, func() error { return turn.SetSpeechEndToPost(1) }},
-		{"Turn.SetNotSent", func() error { return turn.SetNotSent(-1) }, func() error { return turn.SetNotSent(0) }},
+		{"Turn.SetLink", func() { turn.SetLink("", "") }, func() { turn.SetLink(semconv.LinkWifi, "") }},
+		{"Turn.SetRoute", func() { turn.SetRoute(Route{SampleRate: nan}) }, func() { turn.SetRoute(Route{SampleRate: 16000}) }},
+		{"Turn.RouteChange", func() { turn.RouteChange(-1, "", nil) }, func() { turn.RouteChange(1, "", nil) }},
+		{"Turn.SetHealth", func() { turn.SetHealth(Health{Memory: -1}) }, func() { turn.SetHealth(Health{}) }},
+		{"Turn.SetListen", func() { turn.SetListen(Listen{Total: nan}) }, func() { turn.SetListen(Listen{}) }},
+		{"Turn.SetRPM", func() { turn.SetRPM(0, -1) }, func() { turn.SetRPM(0.1, 0.1) }},
+		{"Turn.SetSpeechEndToPost", func() { turn.SetSpeechEndToPost(nan) }, func() { turn.SetSpeechEndToPost(1) }},
+		{"Turn.SetNotSent", func() { turn.SetNotSent(-1) }, func() { turn.SetNotSent(0) }},
 		{"Turn.MarkStutter", nil, turn.MarkStutter},
-		{"Turn.SetPoolResets", func() error { return turn.SetPoolResets(-1) }, func() error { return turn.SetPoolResets(0) }},
-		{"Turn.Unit", func() error { return turn.Unit(Unit{Gap: -1}) }, func() error { return turn.Unit(Unit{}) }},
+		{"Turn.SetPoolResets", func() { turn.SetPoolResets(-1) }, func() { turn.SetPoolResets(0) }},
+		{"Turn.Unit", func() { turn.Unit(Unit{Gap: -1}) }, func() { turn.Unit(Unit{}) }},
 		{"Take.FirstByte", nil, take.FirstByte},
-		{"Take.Progress", func() error { return take.Progress(nan) }, func() error { return take.Progress(1) }},
+		{"Take.Progress", func() { take.Progress(nan) }, func() { take.Progress(1) }},
 	}
 	want := map[string]int64{}
 	for _, c := range calls {
 		if c.bad != nil {
-			if err := c.bad(); !errors.Is(err, ErrInvalid) {
+			if err := r.one(t, c.bad); !errors.Is(err, ErrInvalid) {
 				t.Errorf("%s with bad input: %v, want ErrInvalid", c.name, err)
 			}
 			want[c.name]++
 		}
-		if err := c.good(); err != nil { // would hang if the refusal kept the lock
-			t.Errorf("%s after a refusal: %v", c.name, err)
+		if errs := r.during(c.good); len(errs) != 0 { // would hang if the refusal kept the lock
+			t.Errorf("%s after a refusal: %v", c.name, errs)
 		}
 	}
-	if err := turn.End(); err != nil {
-		t.Fatal(err)
-	}
-	if err := take.End(2); err != nil {
-		t.Fatal(err)
+	if errs := r.during(func() { turn.End(); take.End(2) }); len(errs) != 0 {
+		t.Fatal(errs)
 	}
 	calls = append(calls,
 		struct {
 			name      string
-			bad, good func() error
+			bad, good func()
 		}{"Turn.End", nil, turn.End},
 		struct {
 			name      string
-			bad, good func() error
-		}{"Take.End", nil, func() error { return take.End(3) }},
+			bad, good func()
+		}{"Take.End", nil, func() { take.End(3) }},
 	)
 	for _, c := range calls {
-		if err := c.good(); !errors.Is(err, ErrEnded) {
+		if err := r.one(t, c.good); !errors.Is(err, ErrEnded) {
 			t.Errorf("%s after End: %v, want ErrEnded", c.name, err)
 		}
 		want[c.name]++

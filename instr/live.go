@@ -28,23 +28,22 @@ func kindIndex(kind string) int {
 type Live struct {
 	counts   [numKinds]atomic.Int64
 	rejected atomic.Int64
-	onReject func() // counts the refusal in percause.sdk.rejected
+	onReject func(error) // counts the refusal in percause.sdk.rejected and reports it
 }
 
 // Add changes kind's count by delta. kind must be one of semconv.LiveKinds;
 // anything else is refused (the kind is a metric attribute and must stay a
-// bounded set) and counted.
-func (l *Live) Add(kind string, delta int) error {
+// bounded set): counted and handed to the error handler.
+func (l *Live) Add(kind string, delta int) {
 	i := kindIndex(kind)
 	if i < 0 {
 		l.rejected.Add(1)
 		if l.onReject != nil {
-			l.onReject()
+			l.onReject(&InputError{"Live.Add", "kind", kind, "not one of semconv.LiveKinds"})
 		}
-		return &InputError{"Live.Add", "kind", kind, "not one of semconv.LiveKinds"}
+		return
 	}
 	l.counts[i].Add(int64(delta))
-	return nil
 }
 
 // Get is kind's count now (0 for an unknown kind).

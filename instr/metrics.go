@@ -49,6 +49,8 @@ type instruments struct {
 	takeRate        metric.Float64Histogram
 	takeBeside      metric.Int64Histogram
 	rejected        metric.Int64Counter
+	// onError is the error handler every refusal is handed to.
+	onError func(error)
 
 	byLink map[string]attrOpts // network.connection.type
 	// byLinkRoute labels pippa.voice.turns by link and by whether the route
@@ -240,9 +242,13 @@ func (in *instruments) reason(r string) attrOpts {
 	return in.byReason[semconv.RouteReasonOther]
 }
 
-// reject counts a refused recording.
-func (in *instruments) reject(call string) {
+// refuse reports a refused recording: counted by call in
+// percause.sdk.rejected, then handed to the error handler.
+func (in *instruments) refuse(call string, err error) {
 	if o, ok := in.byCall[call]; ok {
 		in.rejected.Add(context.Background(), 1, o.add...)
+	}
+	if in.onError != nil {
+		in.onError(err)
 	}
 }

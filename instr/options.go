@@ -56,6 +56,7 @@ type config struct {
 	metricInterval time.Duration
 	timeScale      float64
 	logger         *slog.Logger
+	onError        func(error)
 	poolResets     func() int
 	clock          func() time.Time
 }
@@ -135,6 +136,15 @@ func WithTimeScale(f float64) Option { return func(c *config) { c.timeScale = f 
 
 // WithLogger sets where the SDK and its exporters log (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithErrorHandler sets where refused recordings go. The recording calls
+// (the turn's and the take's setters, Unit, RouteChange, MarkStutter, End,
+// FirstByte, Progress, Live.Add) return nothing, as OpenTelemetry's do: each
+// refusal is counted in percause.sdk.rejected by call and handed to f, which
+// must be safe for concurrent use and must not block. Without it, refusals
+// are logged at warn level by the SDK's logger
+// (docs/decisions/0105-recording-calls-return-nothing.md).
+func WithErrorHandler(f func(error)) Option { return func(c *config) { c.onError = f } }
 
 // WithPoolResets gives the SDK the launch's pool-reset tally (for example the
 // lanes client's Resets). Turn.End reads it when the turn did not call

@@ -3,6 +3,7 @@ package instr
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -18,17 +19,59 @@ import (
 )
 
 // memSDK is an SDK whose spans land in memory, with a clock the test drives.
+// Every refusal fails the test unless opts hand refusals elsewhere
+// (WithErrorHandler, e.g. a refusals' handle).
 func memSDK(t testing.TB, opts ...Option) (*SDK, *tracetest.InMemoryExporter, *fakeClock) {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	clk := newFakeClock()
 	sdk, err := Setup(context.Background(), append([]Option{WithServiceName(semconv.ServicePhone),
-		WithSpanExporter(exp), WithMetricReader(sdkmetric.NewManualReader()), WithClock(clk.Now)}, opts...)...)
+		WithSpanExporter(exp), WithMetricReader(sdkmetric.NewManualReader()), WithClock(clk.Now), failOnRefusal(t)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
 	return sdk, exp, clk
+}
+
+// failOnRefusal fails the test on any refused recording.
+func failOnRefusal(t testing.TB) Option {
+	return WithErrorHandler(func(err error) { t.Errorf("recording refused: %v", err) })
+}
+
+// refusals keeps what the SDK refused, in order.
+type refusals struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *refusals) handle(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+// during returns what f's calls had refused.
+func (r *refusals) during(f func()) []error {
+	r.mu.Lock()
+	n := len(r.errs)
+	r.mu.Unlock()
+	f()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.errs[n:]...)
+}
+
+// one returns the single refusal of f's calls (nil, and a test error, when
+// there was not exactly one).
+func (r *refusals) one(t *testing.T, f func()) error {
+	t.Helper()
+	errs := r.during(f)
+	if len(errs) != 1 {
+		t.Errorf("%d refusals %v, want 1", len(errs), errs)
+		return nil
+	}
+	return errs[0]
 }
 
 func ended(t *testing.T, sdk *SDK, exp *tracetest.InMemoryExporter, name string) []map[string]attribute.Value {
@@ -50,95 +93,131 @@ func ended(t *testing.T, sdk *SDK, exp *tracetest.InMemoryExporter, name string)
 	return out
 }
 
+// TestBadInputGetsClearErrors: every bad reading is refused with an error
+// that names the call, the field and why, handed to the error handler;
+// nothing panics and the call returns as if nothing happened.
 func TestBadInputGetsClearErrors(t *testing.T) {
-	sdk, _, clk := memSDK(t)
+	var r refusals
+	sdk, _, clk := memSDK(t, WithErrorHandler(r.handle))
 	_, turn := sdk.StartTurn(context.Background())
 	before := clk.Now().Add(-time.Second)
 	nan := math.NaN()
 	for name, tc := range map[string]struct {
-		err  error
+		call func()
 		want string
 	}{
-		"negative gap":         {turn.Unit(Unit{Gap: -1}), "Turn.Unit: Gap = -1: negative duration"},
-		"NaN silent":           {turn.Unit(Unit{Silent: nan}), "Silent = NaN: not a number"},
-		"infinite lead":        {turn.Unit(Unit{Lead: math.Inf(-1)}), "Lead = -Inf: infinite"},
-		"negative underruns":   {turn.Unit(Unit{Underruns: -2}), "Underruns = -2: negative count"},
-		"longest over silent":  {turn.Unit(Unit{Silent: 1, Longest: 2}), "longer than the unit's silent seconds"},
-		"unit before the turn": {turn.Unit(Unit{Start: before, End: clk.Now()}), "before the turn started"},
-		"end before start":     {turn.Unit(Unit{Start: clk.Now().Add(time.Second), End: clk.Now()}), "before the unit's start"},
-		"negative index":       {turn.Unit(Unit{Index: -1}), "negative index"},
-		"NaN route change":     {turn.RouteChange(nan, "override", nil), "RouteChange: at = NaN"},
-		"negative listen":      {turn.SetListen(Listen{Grant: -0.1}), "Grant = -0.1: negative duration"},
-		"NaN rpm":              {turn.SetRPM(nan, 0), "loaded = NaN"},
-		"negative post":        {turn.SetSpeechEndToPost(-3), "negative duration"},
-		"negative not sent":    {turn.SetNotSent(-1), "negative duration"},
-		"negative resets":      {turn.SetPoolResets(-1), "negative count"},
-		"negative memory":      {turn.SetHealth(Health{Memory: -5}), "negative byte count"},
-		"NaN uptime":           {turn.SetHealth(Health{DeviceUptime: nan}), "DeviceUptime = NaN"},
-		"NaN sample rate":      {turn.SetRoute(Route{SampleRate: nan}), "SampleRate = NaN"},
-		"empty link":           {turn.SetLink("", "lte"), "empty"},
-		"unknown live kind":    {sdk.Live().Add("sockets", 1), "not one of semconv.LiveKinds"},
+		"negative gap":         {func() { turn.Unit(Unit{Gap: -1}) }, "Turn.Unit: Gap = -1: negative duration"},
+		"NaN silent":           {func() { turn.Unit(Unit{Silent: nan}) }, "Silent = NaN: not a number"},
+		"infinite lead":        {func() { turn.Unit(Unit{Lead: math.Inf(-1)}) }, "Lead = -Inf: infinite"},
+		"negative underruns":   {func() { turn.Unit(Unit{Underruns: -2}) }, "Underruns = -2: negative count"},
+		"longest over silent":  {func() { turn.Unit(Unit{Silent: 1, Longest: 2}) }, "longer than the unit's silent seconds"},
+		"unit before the turn": {func() { turn.Unit(Unit{Start: before, End: clk.Now()}) }, "before the turn started"},
+		"end before start":     {func() { turn.Unit(Unit{Start: clk.Now().Add(time.Second), End: clk.Now()}) }, "before the unit's start"},
+		"negative index":       {func() { turn.Unit(Unit{Index: -1}) }, "negative index"},
+		"NaN route change":     {func() { turn.RouteChange(nan, "override", nil) }, "RouteChange: at = NaN"},
+		"negative listen":      {func() { turn.SetListen(Listen{Grant: -0.1}) }, "Grant = -0.1: negative duration"},
+		"NaN rpm":              {func() { turn.SetRPM(nan, 0) }, "loaded = NaN"},
+		"negative post":        {func() { turn.SetSpeechEndToPost(-3) }, "negative duration"},
+		"negative not sent":    {func() { turn.SetNotSent(-1) }, "negative duration"},
+		"negative resets":      {func() { turn.SetPoolResets(-1) }, "negative count"},
+		"negative memory":      {func() { turn.SetHealth(Health{Memory: -5}) }, "negative byte count"},
+		"NaN uptime":           {func() { turn.SetHealth(Health{DeviceUptime: nan}) }, "DeviceUptime = NaN"},
+		"NaN sample rate":      {func() { turn.SetRoute(Route{SampleRate: nan}) }, "SampleRate = NaN"},
+		"empty link":           {func() { turn.SetLink("", "lte") }, "empty"},
+		"unknown live kind":    {func() { sdk.Live().Add("sockets", 1) }, "not one of semconv.LiveKinds"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if tc.err == nil {
-				t.Fatalf("no error, want %q", tc.want)
+			err := r.one(t, tc.call)
+			if err == nil {
+				t.Fatalf("nothing refused, want %q", tc.want)
 			}
-			if !errors.Is(tc.err, ErrInvalid) {
-				t.Errorf("%v does not wrap ErrInvalid", tc.err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("%v does not wrap ErrInvalid", err)
 			}
-			if !strings.Contains(tc.err.Error(), tc.want) {
-				t.Errorf("error %q, want it to say %q", tc.err, tc.want)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want it to say %q", err, tc.want)
 			}
 		})
 	}
-	if err := turn.End(); err != nil {
-		t.Fatal(err)
+	if errs := r.during(turn.End); len(errs) != 0 {
+		t.Fatalf("End refused: %v", errs)
 	}
-	if err := turn.End(); !errors.Is(err, ErrEnded) {
+	if err := r.one(t, turn.End); !errors.Is(err, ErrEnded) {
 		t.Errorf("second End: %v, want ErrEnded", err)
 	}
-	if err := turn.Unit(Unit{}); !errors.Is(err, ErrEnded) {
+	if err := r.one(t, func() { turn.Unit(Unit{}) }); !errors.Is(err, ErrEnded) {
 		t.Errorf("Unit after End: %v, want ErrEnded", err)
 	}
 
 	_, take := sdk.StartTake(context.Background(), "t1")
-	if err := take.Progress(-1); !errors.Is(err, ErrInvalid) {
+	if err := r.one(t, func() { take.Progress(-1) }); !errors.Is(err, ErrInvalid) {
 		t.Errorf("negative progress: %v", err)
 	}
-	if err := take.Progress(2); err != nil {
-		t.Fatal(err)
+	if errs := r.during(func() { take.Progress(2) }); len(errs) != 0 {
+		t.Fatal(errs)
 	}
-	if err := take.Progress(1); err == nil || !strings.Contains(err.Error(), "cumulative") {
+	if err := r.one(t, func() { take.Progress(1) }); err == nil || !strings.Contains(err.Error(), "cumulative") {
 		t.Errorf("progress going backwards: %v", err)
 	}
-	if err := take.FirstByte(); err == nil || !strings.Contains(err.Error(), "already marked") {
+	if err := r.one(t, take.FirstByte); err == nil || !strings.Contains(err.Error(), "already marked") {
 		t.Errorf("first byte after audio: %v", err)
 	}
-	if err := take.End(nan); !errors.Is(err, ErrInvalid) {
+	if err := r.one(t, func() { take.End(nan) }); !errors.Is(err, ErrInvalid) {
 		t.Errorf("NaN audio at End: %v", err)
 	}
-	if err := take.End(3); !errors.Is(err, ErrEnded) {
+	if err := r.one(t, func() { take.End(3) }); !errors.Is(err, ErrEnded) {
 		t.Errorf("take ended twice: %v, want ErrEnded", err)
 	}
-	_, empty := sdk.StartTake(context.Background(), "")
-	if err := empty.End(1); err == nil || !strings.Contains(err.Error(), "empty take id") {
-		t.Errorf("empty take id: %v", err)
+	errs := r.during(func() {
+		_, empty := sdk.StartTake(context.Background(), "")
+		empty.End(1)
+	})
+	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "empty take id") || !strings.Contains(errs[1].Error(), "empty take id") {
+		t.Errorf("empty take id: %v, want StartTake and End refused for it", errs)
 	}
 }
+
+// TestRefusalsAreLoggedByDefault: without an error handler a refusal goes
+// to the SDK's logger, naming the call.
+func TestRefusalsAreLoggedByDefault(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), nil))
+	sdk, err := Setup(context.Background(), WithServiceName(semconv.ServicePhone), WithLogger(logger),
+		WithSpanExporter(tracetest.NewInMemoryExporter()), WithMetricReader(sdkmetric.NewManualReader()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sdk.Shutdown(context.Background()) }()
+	_, turn := sdk.StartTurn(context.Background())
+	turn.SetNotSent(-1)
+	mu.Lock()
+	got := buf.String()
+	mu.Unlock()
+	if !strings.Contains(got, "recording refused") || !strings.Contains(got, "Turn.SetNotSent: seconds = -1: negative duration") {
+		t.Errorf("log %q does not name the refusal", got)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestHistoryTravelsWithTheTurn(t *testing.T) {
 	resets := 0
 	sdk, exp, _ := memSDK(t, WithPoolResets(func() int { return resets }))
 	live := sdk.Live()
 	for i := range 5 {
-		_ = live.Add(semconv.LivePlayers, 1) // grows every turn
+		live.Add(semconv.LivePlayers, 1) // grows every turn
 		if i == 3 {
 			resets++
 		}
 		_, turn := sdk.StartTurn(context.Background())
-		if err := turn.End(); err != nil {
-			t.Fatal(err)
-		}
+		turn.End()
 	}
 	turns := ended(t, sdk, exp, semconv.SpanVoiceTurn)
 	if len(turns) != 5 {
@@ -215,19 +294,13 @@ func TestTakeNeedAndBeside(t *testing.T) {
 			sdk, exp, clk := memSDK(t, WithServiceName(semconv.ServiceEngine), WithTimeScale(tc.scale))
 			_, take := sdk.StartTake(context.Background(), "t")
 			clk.Advance(tc.firstByte)
-			if err := take.FirstByte(); err != nil {
-				t.Fatal(err)
-			}
+			take.FirstByte()
 			for _, m := range tc.marks {
 				clk.Advance(m.after)
-				if err := take.Progress(m.audio); err != nil {
-					t.Fatal(err)
-				}
+				take.Progress(m.audio)
 			}
 			clk.Advance(tc.end.after)
-			if err := take.End(tc.end.audio); err != nil {
-				t.Fatal(err)
-			}
+			take.End(tc.end.audio)
 			a := ended(t, sdk, exp, semconv.SpanTTSTake)[0]
 			for k, want := range tc.want {
 				if got := a["pippa.take."+k].AsFloat64(); math.Abs(got-want) > 1e-9 {
@@ -243,13 +316,13 @@ func TestTakeNeedAndBeside(t *testing.T) {
 		_, a := sdk.StartTake(ctx, "a")
 		_, b := sdk.StartTake(ctx, "b")
 		_, c := sdk.StartTake(ctx, "c") // a, b, c at once
-		_ = b.End(1)
-		_ = c.End(1)
+		b.End(1)
+		c.End(1)
 		_, d := sdk.StartTake(ctx, "d") // a, d
-		_ = a.End(1)
-		_ = d.End(1)
+		a.End(1)
+		d.End(1)
 		_, e := sdk.StartTake(ctx, "e") // alone
-		_ = e.End(1)
+		e.End(1)
 		got := map[string]int64{}
 		for _, s := range ended(t, sdk, exp, semconv.SpanTTSTake) {
 			got[s[semconv.TakeID].AsString()] = s[semconv.TakeBeside].AsInt64()
@@ -271,13 +344,13 @@ func TestConcurrentRecordingIsSafe(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 20 {
-				_ = sdk.Live().Add(semconv.LiveTakes, 1)
+				sdk.Live().Add(semconv.LiveTakes, 1)
 				_, turn := sdk.StartTurn(context.Background())
 				_, take := sdk.StartTake(turn.Context(), "t")
-				_ = turn.Unit(Unit{TakeID: "t"})
-				_ = take.End(1)
-				_ = turn.End()
-				_ = sdk.Live().Add(semconv.LiveTakes, -1)
+				turn.Unit(Unit{TakeID: "t"})
+				take.End(1)
+				turn.End()
+				sdk.Live().Add(semconv.LiveTakes, -1)
 			}
 		}()
 	}
@@ -323,19 +396,20 @@ func FuzzTurnUnit(f *testing.F) {
 	f.Add(-1, math.NaN(), math.Inf(1), -3, -1.0, 5.0, -0.5, int64(-5e9), int64(0), -1.0, math.NaN())
 	f.Fuzz(func(t *testing.T, index int, gap, lead float64, underruns int, silent, longest, cushion float64,
 		startOff, endOff int64, at, audio float64) {
-		sdk, exp, clk := memSDK(t)
+		var r refusals // bad input is the point: refused, never a panic
+		sdk, exp, clk := memSDK(t, WithErrorHandler(r.handle))
 		ctx, turn := sdk.StartTurn(context.Background())
 		base := clk.Now()
 		u := Unit{Index: index, Gap: gap, Lead: lead, Underruns: underruns, Silent: silent, Longest: longest,
 			Cushion: cushion, Start: base.Add(time.Duration(startOff)), End: base.Add(time.Duration(endOff))}
-		_ = turn.Unit(u)
-		_ = turn.RouteChange(at, "override", nil)
+		turn.Unit(u)
+		turn.RouteChange(at, "override", nil)
 		_, take := sdk.StartTake(ctx, "t")
-		_ = take.Progress(audio)
-		_ = take.End(audio)
-		_ = take.End(audio)
-		_ = turn.End()
-		_ = turn.End()
+		take.Progress(audio)
+		take.End(audio)
+		take.End(audio)
+		turn.End()
+		turn.End()
 		for _, s := range ended(t, sdk, exp, semconv.SpanVoiceUnit) {
 			for _, k := range []string{semconv.UnitGap, semconv.UnitSilent, semconv.UnitLongest, semconv.UnitCushion} {
 				if v := s[k].AsFloat64(); math.IsNaN(v) || v < 0 {
@@ -355,13 +429,14 @@ func FuzzTurnUnit(f *testing.F) {
 
 func TestRefusalsAreCounted(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
-	sdk, _, _ := memSDK(t, WithMetricReader(reader))
+	var r refusals
+	sdk, _, _ := memSDK(t, WithMetricReader(reader), WithErrorHandler(r.handle))
 	_, turn := sdk.StartTurn(context.Background())
-	_ = turn.Unit(Unit{Gap: -1})
-	_ = turn.Unit(Unit{Silent: math.NaN()})
-	_ = sdk.Live().Add("sockets", 1)
-	_ = turn.End()
-	_ = turn.End()
+	turn.Unit(Unit{Gap: -1})
+	turn.Unit(Unit{Silent: math.NaN()})
+	sdk.Live().Add("sockets", 1)
+	turn.End()
+	turn.End()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -390,8 +465,8 @@ func TestSpanProcessorSeesEverySpanBesideTheExport(t *testing.T) {
 	copyOf := tracetest.NewInMemoryExporter()
 	sdk, exp, _ := memSDK(t, WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(copyOf)))
 	_, turn := sdk.StartTurn(context.Background())
-	_ = turn.Unit(Unit{TakeID: "t1"})
-	_ = turn.End()
+	turn.Unit(Unit{TakeID: "t1"})
+	turn.End()
 	if err := sdk.tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,12 @@ func Setup(ctx context.Context, opts ...Option) (*SDK, error) {
 		return nil, fmt.Errorf("instr: instruments: %w", err)
 	}
 	s.inst = inst
-	s.live.onReject = func() { inst.reject("Live.Add") }
+	inst.onError = cfg.onError
+	if inst.onError == nil {
+		logger := s.logger
+		inst.onError = func(err error) { logger.Warn("instr: recording refused", "reason", err.Error()) }
+	}
+	s.live.onReject = func(err error) { inst.refuse("Live.Add", err) }
 	// No global is installed: several SDKs may share a process, and the
 	// app owns its globals (docs/decisions/0104-setup-leaves-globals-alone.md).
 	return s, nil

@@ -38,11 +38,12 @@ type Take struct {
 
 // StartTake starts a take's span, tts.take, as a child of ctx: pass the
 // request's context after Extract so the take lands in the phone's turn trace.
-// An empty id returns a take whose every call reports the error.
+// An empty id is refused, and so is every call of the take it returns.
 func (s *SDK) StartTake(ctx context.Context, id string) (context.Context, *Take) {
 	if id == "" {
-		s.inst.reject("StartTake")
-		return ctx, &Take{sdk: s, guard: guard{inst: s.inst}, err: &InputError{"StartTake", "id", id, "empty take id"}}
+		err := &InputError{"StartTake", "id", id, "empty take id"}
+		s.inst.refuse("StartTake", err)
+		return ctx, &Take{sdk: s, guard: guard{inst: s.inst}, err: err}
 	}
 	start := s.now()
 	ctx, span := s.tracer.Start(ctx, semconv.SpanTTSTake, trace.WithTimestamp(start))
@@ -63,19 +64,19 @@ func (t *Take) ID() string { return t.id }
 
 // do is the guard's do, after refusing every call on a take that could
 // not start.
-func (t *Take) do(call string, f func() error) error {
+func (t *Take) do(call string, f func() error) bool {
 	if t.err != nil {
-		t.inst.reject(call)
-		return t.err
+		t.inst.refuse(call, t.err)
+		return false
 	}
 	return t.guard.do(call, f)
 }
 
 // FirstByte marks the take's first audio byte, now. Playback of the take is
 // assumed to start here, at real time.
-func (t *Take) FirstByte() error {
+func (t *Take) FirstByte() {
 	const call = "Take.FirstByte"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if t.hasFirst {
 			return &InputError{call, "first byte", t.firstByte, "already marked"}
 		}
@@ -88,9 +89,9 @@ func (t *Take) FirstByte() error {
 // now. need is the worst lag of production behind real-time playback from the
 // first byte over these marks. A first mark with audio before FirstByte was
 // called marks the first byte.
-func (t *Take) Progress(audioSeconds float64) error {
+func (t *Take) Progress(audioSeconds float64) {
 	const call = "Take.Progress"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := t.checkAudio(call, audioSeconds); err != nil {
 			return err
 		}
@@ -124,15 +125,15 @@ func (t *Take) mark(now time.Time, audio float64) {
 
 // End ends the take with audioSeconds of audio in all and records first byte,
 // total, audio, rate (audio seconds per second of making), need and beside.
-// Invalid audio still ends the take, with the last valid reading, and returns
-// the error. Ending twice returns ErrEnded.
-func (t *Take) End(audioSeconds float64) error {
+// Invalid audio still ends the take, with the last valid reading, and is
+// refused. Ending twice is refused (ErrEnded).
+func (t *Take) End(audioSeconds float64) {
 	const call = "Take.End"
 	var (
 		r     textlines.Take
 		ended bool
 	)
-	err := t.do(call, func() error {
+	t.do(call, func() error {
 		t.ended, ended = true, true
 		s := t.sdk
 		now := s.now()
@@ -167,7 +168,7 @@ func (t *Take) End(audioSeconds float64) error {
 		return inputErr // the take has ended all the same
 	})
 	if !ended {
-		return err
+		return
 	}
 	s := t.sdk
 	in, ctx := s.inst, context.Background()
@@ -181,5 +182,4 @@ func (t *Take) End(audioSeconds float64) error {
 			s.logger.Warn("instr: writing the [tts-take] line", "reason", werr.Error())
 		}
 	}
-	return err
 }

@@ -109,9 +109,9 @@ func (t *Turn) TraceID() string { return t.span.SpanContext().TraceID().String()
 
 // SetLink records network.connection.type (semconv.LinkWifi, LinkCell, …) and
 // network.connection.subtype (lte, nr, … or "").
-func (t *Turn) SetLink(typ, subtype string) error {
+func (t *Turn) SetLink(typ, subtype string) {
 	const call = "Turn.SetLink"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if typ == "" {
 			return &InputError{call, "typ", typ, "empty (use semconv.LinkUnknown)"}
 		}
@@ -121,9 +121,9 @@ func (t *Turn) SetLink(typ, subtype string) error {
 }
 
 // SetRoute records the audio route.
-func (t *Turn) SetRoute(r Route) error {
+func (t *Turn) SetRoute(r Route) {
 	const call = "Turn.SetRoute"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := checkSeconds(call, "SampleRate", r.SampleRate); err != nil {
 			return err
 		}
@@ -140,12 +140,12 @@ func Bluetooth(outputs []string) bool { return semconv.Bluetooth(outputs) }
 // RouteChange records a route change while she reads: at is seconds since she
 // began reading, reason one of semconv.RouteReasons (others are kept on the
 // span and counted as "other" in the metric), outputs the new outputs.
-func (t *Turn) RouteChange(at float64, reason string, outputs []string) error {
+func (t *Turn) RouteChange(at float64, reason string, outputs []string) {
 	const call = "Turn.RouteChange"
 	if reason == "" {
 		reason = semconv.RouteReasonUnknown
 	}
-	err := t.do(call, func() error {
+	ok := t.do(call, func() error {
 		if err := checkSeconds(call, "at", at); err != nil {
 			return err
 		}
@@ -160,17 +160,15 @@ func (t *Turn) RouteChange(at float64, reason string, outputs []string) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if ok {
+		t.sdk.inst.routeChanges.Add(context.Background(), 1, t.sdk.inst.reason(reason).add...)
 	}
-	t.sdk.inst.routeChanges.Add(context.Background(), 1, t.sdk.inst.reason(reason).add...)
-	return nil
 }
 
 // SetHealth records device and app uptime, audio-session activations and memory.
-func (t *Turn) SetHealth(h Health) error {
+func (t *Turn) SetHealth(h Health) {
 	const call = "Turn.SetHealth"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := firstError(
 			checkSeconds(call, "DeviceUptime", h.DeviceUptime),
 			checkSeconds(call, "AppUptime", h.AppUptime),
@@ -187,9 +185,9 @@ func (t *Turn) SetHealth(h Health) error {
 }
 
 // SetListen records the microphone-open stages.
-func (t *Turn) SetListen(l Listen) error {
+func (t *Turn) SetListen(l Listen) {
 	const call = "Turn.SetListen"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := firstError(
 			checkSeconds(call, "Grant", l.Grant),
 			checkSeconds(call, "Session", l.Session),
@@ -204,9 +202,9 @@ func (t *Turn) SetListen(l Listen) error {
 
 // SetRPM records the control round trip on the loaded lane and on a fresh
 // connection, in seconds.
-func (t *Turn) SetRPM(loaded, fresh float64) error {
+func (t *Turn) SetRPM(loaded, fresh float64) {
 	const call = "Turn.SetRPM"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := firstError(checkSeconds(call, "loaded", loaded), checkSeconds(call, "fresh", fresh)); err != nil {
 			return err
 		}
@@ -217,9 +215,9 @@ func (t *Turn) SetRPM(loaded, fresh float64) error {
 
 // SetSpeechEndToPost records the seconds from the end of speech to the post
 // leaving the phone.
-func (t *Turn) SetSpeechEndToPost(seconds float64) error {
+func (t *Turn) SetSpeechEndToPost(seconds float64) {
 	const call = "Turn.SetSpeechEndToPost"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := checkSeconds(call, "seconds", seconds); err != nil {
 			return err
 		}
@@ -230,9 +228,9 @@ func (t *Turn) SetSpeechEndToPost(seconds float64) error {
 
 // SetNotSent records the longest "not sent for N s" wait shown during the
 // turn (0: none). Calling it again keeps the longest.
-func (t *Turn) SetNotSent(seconds float64) error {
+func (t *Turn) SetNotSent(seconds float64) {
 	const call = "Turn.SetNotSent"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := checkSeconds(call, "seconds", seconds); err != nil {
 			return err
 		}
@@ -242,8 +240,8 @@ func (t *Turn) SetNotSent(seconds float64) error {
 }
 
 // MarkStutter records that the listener marked this turn as breaking up.
-func (t *Turn) MarkStutter() error {
-	return t.do("Turn.MarkStutter", func() error {
+func (t *Turn) MarkStutter() {
+	t.do("Turn.MarkStutter", func() error {
 		t.stutter = true
 		return nil
 	})
@@ -252,9 +250,9 @@ func (t *Turn) MarkStutter() error {
 // SetPoolResets records the launch's pool-reset tally now. The SDK adds the
 // tally at the end of the previous turn itself. Without a call, End reads
 // WithPoolResets' function, if any.
-func (t *Turn) SetPoolResets(now int) error {
+func (t *Turn) SetPoolResets(now int) {
 	const call = "Turn.SetPoolResets"
-	return t.do(call, func() error {
+	t.do(call, func() error {
 		if err := checkCount(call, "now", now); err != nil {
 			return err
 		}
@@ -264,10 +262,10 @@ func (t *Turn) SetPoolResets(now int) error {
 }
 
 // Unit records one unit read aloud as a voice.unit child span.
-func (t *Turn) Unit(u Unit) error {
+func (t *Turn) Unit(u Unit) {
 	const call = "Turn.Unit"
 	var link attrOpts
-	err := t.do(call, func() error {
+	ok := t.do(call, func() error {
 		if err := t.checkUnit(&u); err != nil {
 			return err
 		}
@@ -298,8 +296,8 @@ func (t *Turn) Unit(u Unit) error {
 		link = t.sdk.inst.link(t.linkType)
 		return nil
 	})
-	if err != nil {
-		return err
+	if !ok {
+		return
 	}
 	in, ctx := t.sdk.inst, context.Background()
 	if u.Underruns > 0 {
@@ -308,7 +306,6 @@ func (t *Turn) Unit(u Unit) error {
 	in.silence.Record(ctx, u.Silent, link.rec...)
 	in.unitLead.Record(ctx, u.Lead, link.rec...)
 	in.cushion.Record(ctx, u.Cushion, link.rec...)
-	return nil
 }
 
 // firstError is the first non-nil error of a setter's checks.
@@ -361,10 +358,10 @@ func (t *Turn) checkUnit(u *Unit) error {
 // End ends the turn: it reads the live counts and the pool-reset tally, adds
 // the launch's history (the counts at the end of up to 3 earlier turns, the
 // tally at the end of the previous one), ends the span, records the turn's
-// metrics and writes the [voice-turn] line. Ending twice returns ErrEnded.
-func (t *Turn) End() error {
+// metrics and writes the [voice-turn] line. Ending twice is refused (ErrEnded).
+func (t *Turn) End() {
 	var line *textlines.Turn
-	err := t.do("Turn.End", func() error {
+	t.do("Turn.End", func() error {
 		t.ended = true
 		r := t.read()
 		t.span.SetAttributes(t.attributes(&r)...)
@@ -375,15 +372,11 @@ func (t *Turn) End() error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	if line != nil {
 		if err := t.sdk.text.WriteTurn(line); err != nil {
 			t.sdk.logger.Warn("instr: writing the [voice-turn] line", "reason", err.Error())
 		}
 	}
-	return nil
 }
 
 // endReadings is what a turn reads once, as it ends: the end time, the live

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,26 @@ type launch struct {
 	// busy is the voice lane busy signal: export defers while she speaks
 	// or listens, unless the spool is near full.
 	busy atomic.Bool
+
+	// refused are the readings the SDK refused since the last take: the
+	// lab's readings are evidence, so a refused one fails its turn.
+	mu      sync.Mutex
+	refused []string
+}
+
+func (l *launch) refuse(err error) {
+	l.mu.Lock()
+	l.refused = append(l.refused, err.Error())
+	l.mu.Unlock()
+}
+
+// takeRefused returns the refusals since the last call and starts over.
+func (l *launch) takeRefused() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.refused
+	l.refused = nil
+	return out
 }
 
 // setupSDK builds an SDK that exports through a disk spool in dir to the
@@ -41,6 +62,7 @@ func setupSDK(ctx context.Context, endpoint, dir string, scale float64, c *captu
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	l := &launch{client: client}
+	opts = append(opts, instr.WithErrorHandler(l.refuse))
 	l.spool, err = spool.Open(dir, func(ctx context.Context, kind string, payload []byte) error {
 		return client.Send(ctx, otlp.Signal(kind), payload)
 	}, spool.WithBusy(l.busy.Load), spool.WithLogger(log))
@@ -71,7 +93,9 @@ func setupSDK(ctx context.Context, endpoint, dir string, scale float64, c *captu
 // process whose telemetry is lost on the way): the lab still keeps its copy
 // of every span for the readings.
 func setupLostSDK(ctx context.Context, scale float64, c *capture, log *slog.Logger, opts ...instr.Option) (*launch, error) {
+	l := &launch{}
 	all := append([]instr.Option{
+		instr.WithErrorHandler(l.refuse),
 		instr.WithTimeScale(scale),
 		instr.WithSpanExporter(tee{next: lost{}, c: c}),
 		instr.WithMetricReader(sdkmetric.NewManualReader()),
@@ -82,7 +106,8 @@ func setupLostSDK(ctx context.Context, scale float64, c *capture, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	return &launch{sdk: sdk}, nil
+	l.sdk = sdk
+	return l, nil
 }
 
 // lost is an exporter whose batches never arrive anywhere.

@@ -2,14 +2,17 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/lab/phone"
 	"github.com/percause/percause/lab/scenario"
 )
 
@@ -112,9 +115,18 @@ func noFault(t *testing.T, tr TurnResult) {
 	}
 }
 
+// phoneEndOfSpeech is the phone's end-of-speech window, seconds.
+const phoneEndOfSpeech = phone.DefaultEndOfSpeech
+
 func TestHealthy(t *testing.T) {
 	turns := turnsOf(t, "healthy")
 	verdictsAsExpected(t, turns)
+	for i, want := range []string{semconv.LinkWifi, semconv.LinkCell + "/" + semconv.LinkSubtypeLTE} {
+		r := turns[i].Readings
+		if r.Link != want || r.SpeechEndToPost < phoneEndOfSpeech || r.SpeechEndToPost > budget {
+			t.Errorf("turn %d: link %q, speech end to post %.2f s; want %s within %.0f s", i+1, r.Link, r.SpeechEndToPost, want, budget)
+		}
+	}
 	for _, tr := range turns {
 		noFault(t, tr)
 		if tr.Readings.Cushion != 1.5 {
@@ -193,6 +205,16 @@ func TestStalePool(t *testing.T) {
 	if r := turns[1].Readings; r.PoolResets <= r.PoolResetsBefore || r.ChecksFailed == 0 {
 		t.Errorf("stale turn: tally %d→%d, %d checks failed: want the tally to move after failed checks",
 			r.PoolResetsBefore, r.PoolResets, r.ChecksFailed)
+	}
+	// The lost link's last cause says so while the pool heals, instead of
+	// "Checking why…", and the line clears once a check answers again.
+	r := turns[1].Readings
+	i := slices.Index(r.LinkStatuses, semconv.LinkStatusStaleConnection)
+	if i < 0 || !strings.HasPrefix(r.LinkMessages[i], "Pippa is answering on a fresh connection") {
+		t.Errorf("stale turn: status lines %v %q, want the stale connection named", r.LinkStatuses, r.LinkMessages)
+	}
+	if last := r.LinkStatuses[len(r.LinkStatuses)-1]; last != semconv.LinkStatusOK {
+		t.Errorf("the stale connection's line did not clear after the heal: %v", r.LinkStatuses)
 	}
 	// Healed: the next turn finds fresh connections and the tally stays.
 	noFault(t, turns[2])
@@ -285,5 +307,152 @@ func TestLostTakes(t *testing.T) {
 	}
 	if !strings.Contains(turns[0].Evidence, "never arrived") {
 		t.Errorf("evidence %q does not say a take never arrived", turns[0].Evidence)
+	}
+}
+
+// allTurns is every turn of the run.
+func allTurns(t *testing.T) []TurnResult { return results(t).Turns }
+
+// TestStrictLinesShowOnlyWhereInjected: each wait line, and the stale
+// connection, shows on every turn whose scenario injects its fault, and on
+// no other turn of the whole table. Each is expected somewhere, so both
+// halves are exercised.
+func TestStrictLinesShowOnlyWhereInjected(t *testing.T) {
+	for _, line := range scenario.Strict {
+		t.Run(line, func(t *testing.T) {
+			var shownOn, expectedOn []string
+			for _, tr := range allTurns(t) {
+				name := fmt.Sprintf("%s %d", tr.Scenario, tr.Turn)
+				expect, shown := tr.expect.Shows(line), slices.Contains(tr.Readings.LinkStatuses, line)
+				if expect {
+					expectedOn = append(expectedOn, name)
+				}
+				if shown {
+					shownOn = append(shownOn, name)
+				}
+				switch {
+				case expect && !shown:
+					t.Errorf("%s: its fault is injected and %s never showed (lines %v)", name, line, tr.Readings.LinkStatuses)
+				case !expect && shown && !tr.Disturbed:
+					t.Errorf("%s: %s showed without its fault (lines %v %q)", name, line, tr.Readings.LinkStatuses, tr.Readings.LinkShown)
+				}
+			}
+			if len(expectedOn) == 0 {
+				t.Fatalf("no scenario injects the fault of %s: the line is never shown to be shown", line)
+			}
+			t.Logf("%s expected on %v, shown on %v", line, expectedOn, shownOn)
+		})
+	}
+}
+
+// shownOf returns the messages of status line s as they last read.
+func shownOf(r Readings, s string) []string {
+	var out []string
+	for i, st := range r.LinkStatuses {
+		if st == s {
+			out = append(out, r.LinkShown[i])
+		}
+	}
+	return out
+}
+
+// TestSlowMic: each turn's slow stage is named by "Opening the
+// microphone…", and the wait rule reads the same turn.
+func TestSlowMic(t *testing.T) {
+	turns := turnsOf(t, "slow-mic")
+	verdictsAsExpected(t, turns)
+	for i, want := range []string{
+		"Opening the microphone… waiting for the audio session.",
+		"Opening the microphone… waiting for Pippa's listening grant (2 s).",
+		"Opening the microphone… waiting for the listening socket.",
+	} {
+		if got := shownOf(turns[i].Readings, semconv.LinkStatusMicOpening); !slices.Contains(got, want) {
+			t.Errorf("turn %d: the microphone's line read %q, want %q among them", i+1, got, want)
+		}
+	}
+	// The other stages, quick on that turn, were never shown with it.
+	if got := shownOf(turns[1].Readings, semconv.LinkStatusMicOpening); slices.ContainsFunc(got, func(m string) bool { return strings.Contains(m, "audio session") }) {
+		t.Errorf("the grant's turn named the audio session: %q", got)
+	}
+}
+
+// TestVoiceLate: a slow first byte reads "Getting her voice ready…" with
+// the bulk lane's own probe answering; on a bulk lane full of the phone's
+// own downloads, the line says it is busy instead of probing.
+func TestVoiceLate(t *testing.T) {
+	turns := turnsOf(t, "voice-late")
+	verdictsAsExpected(t, turns)
+	if got := shownOf(turns[0].Readings, semconv.LinkStatusVoiceLate); !slices.ContainsFunc(got, func(m string) bool {
+		return strings.HasPrefix(m, "Getting her voice ready… Pippa is still making it (her audio connection answered in ")
+	}) {
+		t.Errorf("voice-late: %q, want the bulk probe's answer named", got)
+	}
+	held := turnsOf(t, "held-post")[1]
+	if got := shownOf(held.Readings, semconv.LinkStatusVoiceLate); !slices.Contains(got, "Getting her voice ready… This device's audio lane is busy; waiting for it to clear.") {
+		t.Errorf("held-post on split lanes: %q, want the busy bulk lane named", got)
+	}
+}
+
+// budget is the done reading's speech-end-to-post allowance, seconds.
+var budget = semconv.DefaultPostBudget.Seconds()
+
+// TestDictationPosts: the phone posts her recording at the microphone's
+// rate (32 KB a second: a minute on LTE is about 2 MB), and the end of
+// speech to the post leaving the phone is measured within the budget, on
+// Wi-Fi and on LTE.
+func TestDictationPosts(t *testing.T) {
+	for _, c := range []struct {
+		scenario, link string
+		speech         float64
+	}{{"dictation", semconv.LinkWifi, 30}, {"dictation-lte", semconv.LinkCell + "/" + semconv.LinkSubtypeLTE, 60}} {
+		turns := turnsOf(t, c.scenario)
+		verdictsAsExpected(t, turns)
+		r := turns[0].Readings
+		if want := int(c.speech * 32000); r.PostBytes != want {
+			t.Errorf("%s: posted %d bytes, want %d (%g s of 16 kHz 16-bit mono)", c.scenario, r.PostBytes, want, c.speech)
+		}
+		if r.Link != c.link {
+			t.Errorf("%s: link %q, want %q", c.scenario, r.Link, c.link)
+		}
+		if r.SpeechEndToPost < phoneEndOfSpeech || r.SpeechEndToPost > budget {
+			t.Errorf("%s: speech end to post %.2f s, want the end-of-speech window (%.1f s) or more, within %.0f s", c.scenario, r.SpeechEndToPost, phoneEndOfSpeech, budget)
+		}
+		if r.NotSent != 0 || slices.Contains(r.LinkStatuses, semconv.LinkStatusNotSent) {
+			t.Errorf("%s: not sent %.1f s, lines %v", c.scenario, r.NotSent, r.LinkStatuses)
+		}
+	}
+}
+
+// TestHeldPost: on one shared pool the phone's own downloads hold her post
+// ("not sent for 4s (6 other calls open)"): its end of speech to post is
+// over the budget. With the lanes split the post leaves at once.
+func TestHeldPost(t *testing.T) {
+	turns := turnsOf(t, "held-post")
+	verdictsAsExpected(t, turns)
+	shared, split := turns[0].Readings, turns[1].Readings
+	if shared.SpeechEndToPost <= budget || shared.NotSent < 2 {
+		t.Errorf("shared pool: speech end to post %.2f s, not sent %.2f s; want over %.0f s, and not sent 2 s or more", shared.SpeechEndToPost, shared.NotSent, budget)
+	}
+	if got := shownOf(shared, semconv.LinkStatusNotSent); !slices.ContainsFunc(got, func(m string) bool { return strings.HasSuffix(m, "(6 other calls open).") }) {
+		t.Errorf("shared pool: %q, want the six downloads counted as the other calls open", got)
+	}
+	if split.SpeechEndToPost > budget || split.NotSent != 0 {
+		t.Errorf("lanes split: speech end to post %.2f s, not sent %.2f s; want within %.0f s and 0", split.SpeechEndToPost, split.NotSent, budget)
+	}
+}
+
+// TestStalePost: a post written into a kept-alive connection that went
+// stale while she spoke is not sent until its timeout ("not sent for
+// 19s …"), then leaves on a fresh connection: far over the budget.
+func TestStalePost(t *testing.T) {
+	turns := turnsOf(t, "stale-post")
+	verdictsAsExpected(t, turns)
+	r := turns[0].Readings
+	timeout := lanes.DefaultPostTimeout.Seconds()
+	if r.SpeechEndToPost < timeout || r.NotSent < timeout-2 {
+		t.Errorf("speech end to post %.2f s, not sent %.2f s; want the post's %.0f s timeout and more", r.SpeechEndToPost, r.NotSent, timeout)
+	}
+	if len(r.Errors) == 0 || !strings.Contains(r.Errors[0], "post") {
+		t.Errorf("errors %q, want the first post's timeout", r.Errors)
 	}
 }

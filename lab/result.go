@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -76,11 +77,25 @@ type Readings struct {
 	// into the turn) and how it failed.
 	CheckFailures []string `json:"check_failures,omitempty"`
 	// LinkStatuses are the status lines recorded during the turn
-	// (pippa.link.status values, in order) and their messages.
+	// (pippa.link.status values, in order) and their messages as they
+	// first read; LinkShown what each last read before the next change (a
+	// wait's seconds grow while it lasts).
 	LinkStatuses []string `json:"link_statuses"`
 	LinkMessages []string `json:"link_messages"`
+	LinkShown    []string `json:"link_shown"`
+	// Link is the turn's network.connection.type and subtype ("cell/lte").
+	Link string `json:"link"`
+	// SpeechEndToPost is the turn's pippa.turn.speech_end_to_post (-1: not
+	// reported: the post never left); NotSent its pippa.turn.not_sent.
+	SpeechEndToPost float64 `json:"speech_end_to_post"`
+	NotSent         float64 `json:"not_sent"`
+	// PostBytes is the size of her recording as the phone posted it.
+	PostBytes int `json:"post_bytes"`
 	// Errors are the phone's calls that failed during the turn.
 	Errors []string `json:"errors,omitempty"`
+	// Refused are the phone's and the engine's readings the SDK refused
+	// during the turn (instr.WithErrorHandler): each one fails the turn.
+	Refused []string `json:"refused,omitempty"`
 	// PerUnit is each unit read aloud with its take's engine readings.
 	PerUnit []UnitReadings `json:"per_unit"`
 }
@@ -102,7 +117,9 @@ type UnitReadings struct {
 
 // readingsOf reads a turn's readings from its exported spans.
 func readingsOf(spans []span, rep *phone.Report) Readings {
-	r := Readings{Live: map[string]int{}, NeedUnderrun: -1, LinkStatuses: []string{}, LinkMessages: []string{}}
+	r := Readings{Live: map[string]int{}, NeedUnderrun: -1, LinkStatuses: []string{}, LinkMessages: []string{}, LinkShown: []string{},
+		SpeechEndToPost: -1}
+	var previous []string // each change's pippa.link.previous_message
 	takes := map[string]UnitReadings{}
 	var units []UnitReadings
 	first := true
@@ -115,6 +132,14 @@ func readingsOf(spans []span, rep *phone.Report) Readings {
 			r.Bluetooth = a[semconv.RouteBluetooth].AsBool()
 			r.Stutter = a[semconv.TurnStutter].AsBool()
 			r.ListenTotal = a[semconv.ListenTotal].AsFloat64()
+			r.Link = a[semconv.NetworkConnectionType].AsString()
+			if sub := a[semconv.NetworkConnectionSubtype].AsString(); sub != "" {
+				r.Link += "/" + sub
+			}
+			if v, ok := a[semconv.TurnSpeechEndPost]; ok {
+				r.SpeechEndToPost = v.AsFloat64()
+			}
+			r.NotSent = a[semconv.TurnNotSent].AsFloat64()
 			for _, k := range semconv.LiveKinds {
 				if v, ok := a[attribute.Key(semconv.LiveAttr(k))]; ok {
 					r.Live[k] = int(v.AsInt64())
@@ -158,7 +183,15 @@ func readingsOf(spans []span, rep *phone.Report) Readings {
 		case semconv.SpanLinkStatus:
 			r.LinkStatuses = append(r.LinkStatuses, a[semconv.LinkStatus].AsString())
 			r.LinkMessages = append(r.LinkMessages, a[semconv.LinkStatusMessage].AsString())
+			previous = append(previous, a[semconv.LinkPreviousMessage].AsString())
 		}
+	}
+	for i := range r.LinkMessages {
+		shown := r.LinkMessages[i]
+		if i+1 < len(previous) && previous[i+1] != "" {
+			shown = previous[i+1]
+		}
+		r.LinkShown = append(r.LinkShown, shown)
 	}
 	sort.Slice(units, func(i, j int) bool { return units[i].Index < units[j].Index })
 	for _, u := range units {
@@ -178,6 +211,7 @@ func readingsOf(spans []span, rep *phone.Report) Readings {
 			}
 		}
 		r.Errors = rep.Errors
+		r.PostBytes = rep.PostBytes
 	}
 	return r
 }
@@ -212,6 +246,18 @@ func (t *TurnResult) judge() {
 			why = append(why, fmt.Sprintf("%d of %d progress checks failed, expected none", t.Readings.ChecksFailed, t.Readings.Checks))
 		}
 	}
+	for _, s := range scenario.Strict {
+		shown := slices.Contains(t.Readings.LinkStatuses, s)
+		switch {
+		case e.Shows(s) && !shown && s != e.Link: // a missing Link is said above
+			why = append(why, fmt.Sprintf("status line %s never shown (shown: %s)", s, orNone(t.Readings.LinkStatuses)))
+		case !e.Shows(s) && shown:
+			why = append(why, fmt.Sprintf("status line %s shown, but its fault was not injected", s))
+		}
+	}
+	if n := len(t.Readings.Refused); n > 0 {
+		why = append(why, fmt.Sprintf("the SDK refused %d reading(s): %s", n, strings.Join(t.Readings.Refused, "; ")))
+	}
 	t.OK = len(why) == 0
 	t.Mismatch = strings.Join(why, "; ")
 }
@@ -235,8 +281,9 @@ func WriteJSON(w io.Writer, turns []TurnResult) error {
 }
 
 // Line is the turn as one line of text: scenario, turn, expected, verdict,
-// whether they agree, and the evidence (or the status line and checks for the
-// lost-link and burst scenarios).
+// whether they agree, and the detail: the link, the end of speech to the
+// post leaving the phone, the progress checks (for turns that judge them),
+// the lost-link status and the waits the phone showed, and the evidence.
 func (t TurnResult) Line() string {
 	verdict := t.Cause
 	if verdict == "" {
@@ -247,12 +294,28 @@ func (t TurnResult) Line() string {
 		mark = "MISMATCH"
 	}
 	detail := t.Evidence
+	if waits := waitLines(t.Readings); len(waits) > 0 {
+		quoted := make([]string, len(waits))
+		for i, w := range waits {
+			quoted[i] = strconv.Quote(w)
+		}
+		detail = fmt.Sprintf("%s; %s", strings.Join(quoted, " → "), detail)
+	}
 	if msg := lastNonOK(t.Readings); msg != "" {
 		detail = fmt.Sprintf("status %q; %s", msg, detail)
 	}
 	if t.expect.Missed != scenario.MissedAny {
 		detail = fmt.Sprintf("checks %d failed of %d; %s", t.Readings.ChecksFailed, t.Readings.Checks, detail)
 	}
+	post := "post never left"
+	if p := t.Readings.SpeechEndToPost; p >= 0 {
+		post = fmt.Sprintf("post %.2f s", p)
+	}
+	link := t.Readings.Link
+	if link == "" {
+		link = semconv.LinkUnknown
+	}
+	detail = fmt.Sprintf("%s, %s; %s", link, post, detail)
 	if !t.OK {
 		detail = t.Mismatch + " | " + detail
 		if t.Disturbed {
@@ -265,20 +328,48 @@ func (t TurnResult) Line() string {
 	return fmt.Sprintf("%-14s %d  expected %-34s verdict %-10s %-8s %s", t.Scenario, t.Turn, t.Expected, verdict, mark, detail)
 }
 
-// lastNonOK is the last status line that named why the link was lost (or,
-// failing that, the last one shown); "" when the line never left OK.
-func lastNonOK(r Readings) string {
-	msg := func(i int) string {
-		if i < len(r.LinkMessages) && r.LinkMessages[i] != "" {
-			return r.LinkMessages[i]
+// waitLines are the wait lines the turn showed, in order, each as it last
+// read before the line changed: the microphone's stages one after the
+// other, a not-sent post with its seconds, her voice late and then what the
+// bulk probe found (a line that only grew into the next is left out).
+func waitLines(r Readings) []string {
+	var out []string
+	for i, s := range r.LinkStatuses {
+		if !slices.Contains(semconv.WaitStatuses, s) {
+			continue
 		}
-		return r.LinkStatuses[i]
+		msg := r.shown(i)
+		if n := len(out); n > 0 && (out[n-1] == msg || strings.HasPrefix(msg, out[n-1])) {
+			out[n-1] = msg
+			continue
+		}
+		out = append(out, msg)
 	}
+	return out
+}
+
+// shown is status line i's message as it last read (its status when the
+// readings have no message for it).
+func (r Readings) shown(i int) string {
+	switch {
+	case i < len(r.LinkShown) && r.LinkShown[i] != "":
+		return r.LinkShown[i]
+	case i < len(r.LinkMessages) && r.LinkMessages[i] != "":
+		return r.LinkMessages[i]
+	}
+	return r.LinkStatuses[i]
+}
+
+// lastNonOK is the last lost-link status line that named why the link was
+// lost (or, failing that, "Checking why…"), as it last read; "" when the
+// line never left OK but for the waits.
+func lastNonOK(r Readings) string {
+	msg := r.shown
 	last := ""
 	for i := len(r.LinkStatuses) - 1; i >= 0; i-- {
-		switch r.LinkStatuses[i] {
-		case semconv.LinkStatusOK:
-		case semconv.LinkStatusConnectionLost:
+		switch s := r.LinkStatuses[i]; {
+		case s == semconv.LinkStatusOK || slices.Contains(semconv.WaitStatuses, s):
+		case s == semconv.LinkStatusConnectionLost:
 			if last == "" {
 				last = msg(i)
 			}

@@ -30,6 +30,18 @@ func TestJudge(t *testing.T) {
 			Readings{LinkStatuses: []string{semconv.LinkStatusUnreachable}}, "device_offline never shown (shown: unreachable)"},
 		{"checks should fail", scenario.Expect{Missed: scenario.MissedSome}, nil, ok, "all 3 progress checks answered"},
 		{"checks should answer", scenario.Expect{Missed: scenario.MissedNone}, nil, Readings{Checks: 3, ChecksFailed: 1}, "1 of 3 progress checks failed"},
+		{"a wait shown where injected", scenario.Expect{Waits: []string{semconv.LinkStatusNotSent}}, nil,
+			Readings{LinkStatuses: []string{semconv.LinkStatusNotSent, semconv.LinkStatusOK}}, ""},
+		{"a wait missing", scenario.Expect{Waits: []string{semconv.LinkStatusMicOpening}}, nil,
+			Readings{LinkStatuses: []string{}}, "mic_opening never shown (shown: none)"},
+		{"a wait shown without its fault", scenario.Expect{Cause: semconv.CauseNone}, &verdicts.Verdict{Cause: semconv.CauseNone},
+			Readings{LinkStatuses: []string{semconv.LinkStatusVoiceLate, semconv.LinkStatusOK}}, "voice_late shown, but its fault was not injected"},
+		{"the stale connection shown without its fault", scenario.Expect{Missed: scenario.MissedSome}, nil,
+			Readings{Checks: 3, ChecksFailed: 1, LinkStatuses: []string{semconv.LinkStatusStaleConnection}}, "stale_connection shown, but its fault was not injected"},
+		{"the stale connection expected as the link", scenario.Expect{Link: semconv.LinkStatusStaleConnection}, nil,
+			Readings{LinkStatuses: []string{semconv.LinkStatusConnectionLost, semconv.LinkStatusStaleConnection}}, ""},
+		{"a refused reading", scenario.Expect{}, nil, Readings{Refused: []string{"instr: Turn.SetNotSent: seconds = -1: negative duration"}},
+			"the SDK refused 1 reading(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -420,7 +420,11 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 	}
 	defer func() { closePhone() }()
 	wall := func(person float64) time.Duration { return time.Duration(person / cfg.scale * float64(time.Second)) }
-	hooks := phone.Hooks{TakesArrived: func(int) {
+	hooks := phone.Hooks{Speaking: func(int) {
+		if fx.get().StaleWhileSpeaking {
+			proxy.StaleOpen()
+		}
+	}, TakesArrived: func(int) {
 		t := fx.get()
 		if t.StaleAfterTakes {
 			proxy.StaleOpen()
@@ -468,7 +472,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 			lopts := []lanes.Option{lanes.WithTimeScale(cfg.scale),
 				lanes.WithTracerProvider(ln.sdk.TracerProvider()), lanes.WithMeterProvider(ln.sdk.MeterProvider()),
 				lanes.WithPropagator(instr.Propagator()), lanes.WithLogger(cfg.log),
-				lanes.WithInFlightHook(func(_ string, d int) { _ = live.Add(semconv.LiveRepliesInFlight, d) }),
+				lanes.WithInFlightHook(func(_ string, d int) { live.Add(semconv.LiveRepliesInFlight, d) }),
 				lanes.WithResetHook(func(rs lanes.Reset) {
 					if p := *launched; p != nil {
 						p.OnReset(rs)
@@ -502,6 +506,12 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 			ecfg.FirstByte = t.FirstByte
 		}
 		ecfg.LinesOpen = t.LinesOpen
+		if t.Grant > 0 {
+			ecfg.Grant = t.Grant
+		}
+		if t.Socket > 0 {
+			ecfg.Socket = t.Socket
+		}
 		if len(t.Reply) > 0 {
 			ecfg.Reply = nil
 			for _, l := range t.Reply {
@@ -511,7 +521,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		if err := e.SetConfig(ecfg); err != nil {
 			return out, err
 		}
-		if err := proxy.SetShape(t.Shape); err != nil {
+		if err := proxy.SetShape(t.ShapeOf()); err != nil {
 			return out, err
 		}
 		fx.set(t)
@@ -521,7 +531,12 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		}
 		ln.busy.Store(true)
 		turnStart := time.Now()
-		rep, err := ph.Turn(ctx, phone.Plan{Leak: t.Leak, Bluetooth: t.Bluetooth, Upload: upload})
+		plan := phone.Plan{Leak: t.Leak, Bluetooth: t.Bluetooth, Upload: upload, Speech: t.Speech, Session: t.Session,
+			Media: t.Media, MediaFor: t.MediaFor}
+		if t.Link == scenario.LinkLTE {
+			plan.LinkType, plan.LinkSubtype = semconv.LinkCell, semconv.LinkSubtypeLTE
+		}
+		rep, err := ph.Turn(ctx, plan)
 		turnEnd := time.Now()
 		ln.busy.Store(false)
 		fx.wg.Wait() // the engine is back, the device online
@@ -538,6 +553,7 @@ func (r *runner) scenario(ctx context.Context, s scenario.Scenario) ([]TurnResul
 		tr := TurnResult{Scenario: s.Name, Turn: i + 1, LaunchTurn: rep.Index, Expected: t.Expect.String(),
 			expect: t.Expect, TraceID: rep.TraceID, Causes: []string{}}
 		tr.Readings = readingsOf(r.capture.trace(rep.TraceID), rep)
+		tr.Readings.Refused = append(ln.takeRefused(), eng.takeRefused()...)
 		tr.HostStall = r.watch.longest(turnStart, turnEnd).Seconds() * cfg.scale
 		tr.Disturbed = tr.HostStall > DefaultStallLimit
 		out = append(out, tr)

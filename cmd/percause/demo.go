@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/lab"
 	"github.com/percause/percause/lab/scenario"
 )
@@ -84,7 +85,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	if res != nil {
-		printDemo(stdout, res, prom, page, verdictFile, lf.workDir != "" || *hold, *hold)
+		printDemo(stdout, res, prom, page, verdictFile, lf.workDir != "", *hold)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
@@ -100,20 +101,38 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// demoLegend says how to read a verdict line, the lost-link lines above all:
-// there the scenario checks the phone's status line, and the verdict is
-// rightly none.
-const demoLegend = `how to read a line: scenario, turn, what the scenario expects, the collector's verdict, ok or MISMATCH, the evidence.
-  expected CAUSE               the primary cause the verdict must name (docs/domain.md has every rule)
-  expected link STATUS         the status line the phone must have shown when the link was lost: engine_restarting
-                               ("Pippa is restarting…"), device_offline ("This device is offline."). The phone decides it
-                               (instr/linkstatus), not the verdict processor; the reply still played without an underrun,
-                               so no rule fires and "verdict none" is right
+// demoLegend says how to read a verdict line: every expectation the table
+// can print, why some turns rightly expect none, and the detail.
+var demoLegend = fmt.Sprintf(`how to read a line: scenario, turn, what the scenario expects, the collector's verdict, ok or MISMATCH, the detail.
+  expected CAUSE               the primary cause the verdict must name: network, synthesis, bluetooth, wait, pool, state
+                               (docs/domain.md has every rule)
+  expected none                no rule may fire: a healthy turn; the turns around a fault (bluetooth's first, leak's first
+                               three, before a count has risen three turns in a row, stale-pool's before and after the
+                               heal); a wait the phone says on its status line that no rule reads (voice-late, held-post,
+                               stale-post: the line is judged, the verdict is none); a dictation whose post left in time
+  expected unknown             the rules cannot read the turn: an underrun whose take never reached the collector
+                               (lost-takes: the evidence names the missing take), or bad input
+  expected link STATUS         the lost-link line the phone must have shown: engine_restarting ("Pippa is restarting…"),
+                               device_offline ("This device is offline."), stale_connection ("Pippa is answering on a fresh
+                               connection…"). The phone decides it (instr/linkstatus), not the verdict processor; where the
+                               reply still played without an underrun no rule fires, and "verdict none" is right
   expected missed checks none|some
                                what the progress checks must show: the burst starves them on one shared pool of six, and
                                never with the lanes split (docs/queueing.md)
-`
+  expected shows WAIT          a wait line the phone must show: mic_opening ("Opening the microphone…" and the stage it
+                               waits for), not_sent ("not sent for 4s (6 other calls open)"), voice_late ("Getting her voice
+                               ready…" and what the bulk lane's own probe found). The waits and stale_connection are held
+                               both ways: shown where their fault is injected, a MISMATCH on any other turn
+  no CAUSE in the expectation  the turn judges only what it lists (engine-restart, offline: the status line and the checks;
+                               burst on one pool: the checks must starve, whatever the verdict)
+  the detail                   the link (wifi, cell/lte), then "post S s": her last word to her recording having left the
+                               phone (the done reading allows %g s: the end-of-speech window plus the upload), the checks,
+                               the status lines shown (as each last read), and the verdict's evidence
+`, semconv.DefaultPostBudget.Seconds())
 
+// printDemo prints the table, the legend and where to look: kept says the
+// verdict file outlives the demo (--work-dir), held that the collector
+// stays up after the run (--hold).
 func printDemo(w io.Writer, res *lab.Result, prom, page, verdictFile string, kept, held bool) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "verdicts from the collector:")
@@ -125,18 +144,25 @@ func printDemo(w io.Writer, res *lab.Result, prom, page, verdictFile string, kep
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%d turns: %d as expected, %d mismatched; %.1f s\n",
 		len(res.Turns), len(res.Turns)-res.Mismatches(), res.Mismatches(), res.Wall.Seconds())
-	fmt.Fprintln(w, "where to look:")
+	if prom != "" && !held {
+		fmt.Fprintln(w, "where to look (the verdict page and the metrics endpoint stay up only with --hold; without it they stop when the demo exits):")
+	} else {
+		fmt.Fprintln(w, "where to look:")
+	}
 	if prom != "" {
 		note := "up until the demo exits; --hold keeps it"
 		if held {
-			note = "up while the demo holds"
+			note = "up while the demo holds; Ctrl-C stops it"
 		}
 		fmt.Fprintf(w, "  verdict page         http://%s/  in a browser: the done reading, turns by cause, each turn's evidence (%s)\n", page, note)
 		fmt.Fprintf(w, "  Prometheus endpoint  http://%s/metrics  percause_turns_total, percause_cause_implicated_total, pippa_* (%s)\n", prom, note)
 	}
-	if kept {
+	switch {
+	case kept:
 		fmt.Fprintf(w, "  verdict file         %s\n", verdictFile)
-	} else {
+	case held && verdictFile != "":
+		fmt.Fprintf(w, "  verdict file         %s  (removed when the demo exits; --work-dir DIR keeps it)\n", verdictFile)
+	default:
 		fmt.Fprintln(w, "  verdict file         kept with --work-dir DIR (every percause.verdict span, OTLP JSON lines)")
 	}
 	fmt.Fprintln(w, "  dashboards           dashboards/ (generated by `percause dashboards`; `docker compose up` serves them in Grafana)")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testenv"
 	"github.com/percause/percause/lab"
+	"github.com/percause/percause/lab/scenario"
 )
 
 func TestLabFlags(t *testing.T) {
@@ -130,16 +133,71 @@ func TestDemoExplainsTheLostLinkLines(t *testing.T) {
 }
 
 // TestDemoSaysWhereThePageIs: the demo's "where to look" names the verdict
-// page's address first, and says whether it stays up.
+// page's address first, says which addresses stay up only with --hold, and
+// whether the verdict file outlives the demo.
 func TestDemoSaysWhereThePageIs(t *testing.T) {
 	res := &lab.Result{}
-	for held, want := range map[bool]string{false: "--hold keeps it", true: "up while the demo holds"} {
+	for _, c := range []struct {
+		kept, held bool
+		page, head string
+		file       string
+	}{
+		{false, false, "--hold keeps it", "stay up only with --hold", "kept with --work-dir DIR"},
+		{false, true, "up while the demo holds", "where to look:", "v.jsonl  (removed when the demo exits; --work-dir DIR keeps it)"},
+		{true, false, "--hold keeps it", "stay up only with --hold", "verdict file         v.jsonl\n"},
+	} {
 		var out bytes.Buffer
-		printDemo(&out, res, "127.0.0.1:9464", "127.0.0.1:9465", "v.jsonl", held, held)
+		printDemo(&out, res, "127.0.0.1:9464", "127.0.0.1:9465", "v.jsonl", c.kept, c.held)
 		s := out.String()
 		page, prom := strings.Index(s, "verdict page         http://127.0.0.1:9465/"), strings.Index(s, "Prometheus endpoint")
-		if page < 0 || prom < page || !strings.Contains(s[page:prom], want) {
-			t.Errorf("held %v: the demo says\n%s\nwant the page's address first, %q", held, s, want)
+		if page < 0 || prom < page || !strings.Contains(s[page:prom], c.page) {
+			t.Errorf("kept %v held %v: the demo says\n%s\nwant the page's address first, %q", c.kept, c.held, s, c.page)
+		}
+		if !strings.Contains(s, c.head) || !strings.Contains(s, c.file) {
+			t.Errorf("kept %v held %v: the demo says\n%s\nwant %q and %q", c.kept, c.held, s, c.head, c.file)
+		}
+	}
+}
+
+// TestDemoLegendExplainsEveryExpectation: every expectation the scenario
+// table makes the demo print (each cause, none and unknown above all, each
+// status line, the checks, the waits, a turn that judges no cause) is
+// explained by the legend under the table.
+func TestDemoLegendExplainsEveryExpectation(t *testing.T) {
+	var out bytes.Buffer
+	printDemo(&out, &lab.Result{}, "", "", "", false, false)
+	legend := out.String()
+	want := map[string]string{} // what the table prints -> what the legend must say
+	for _, sc := range scenario.All {
+		for i, tu := range sc.Turns {
+			e, where := tu.Expect, fmt.Sprintf("%s turn %d (%q)", sc.Name, i+1, tu.Expect.String())
+			switch e.Cause {
+			case "":
+				want[where+": no cause"] = "no CAUSE in the expectation"
+			case semconv.CauseNone, semconv.CauseUnknown:
+				want[where+": "+e.Cause] = "expected " + e.Cause + " "
+			default:
+				want[where+": "+e.Cause] = e.Cause
+			}
+			if e.Link != "" {
+				want[where+": link"] = e.Link
+			}
+			if e.Missed != scenario.MissedAny {
+				want[where+": checks"] = "expected missed checks none|some"
+			}
+			for _, w := range e.Waits {
+				want[where+": "+w] = w
+			}
+		}
+	}
+	for what, say := range want {
+		if !strings.Contains(legend, say) {
+			t.Errorf("%s: the legend does not say %q:\n%s", what, say, legend)
+		}
+	}
+	for _, say := range []string{`"post S s"`, "the done reading allows 3 s", "cell/lte", "shown where their fault is injected"} {
+		if !strings.Contains(legend, say) {
+			t.Errorf("the legend does not explain the detail: no %q", say)
 		}
 	}
 }

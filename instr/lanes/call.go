@@ -27,7 +27,9 @@ type CallEnd struct {
 	Fresh   bool
 	Outcome string // a semconv.CallOutcome* value
 	Status  int    // HTTP status (0: no reply)
-	// NotSent is how long it waited for a connection (person-time).
+	// NotSent is how long it was not sent (person-time): waiting for a
+	// connection or, with a body, for the engine's first answer
+	// (Client.Waiting).
 	NotSent time.Duration
 	// Duration is from its start to its end (person-time).
 	Duration time.Duration
@@ -61,7 +63,8 @@ type call struct {
 	trace httptrace.ClientTrace
 	body  body
 
-	gotConn  atomic.Int64 // nanoseconds after start (0: not yet)
+	hasBody  bool         // the request has a body: sent once the engine answers (100 Continue or its reply)
+	sent     atomic.Int64 // nanoseconds after start when the engine had the request (0: not yet)
 	expired  atomic.Bool
 	streamed atomic.Bool // headers of a stream arrived: the idle limit runs
 	done     atomic.Bool
@@ -72,9 +75,14 @@ func (cl *call) expire() {
 	cl.cancel(ErrTimeout)
 }
 
-func (cl *call) onGotConn(httptrace.GotConnInfo) {
+func (cl *call) onGotConn(httptrace.GotConnInfo) { cl.onSent() }
+
+// onSent marks the call sent, once: for a call without a body when it has
+// a connection (its request leaves with it), for one with a body when the
+// engine's first answer arrives (the 100 Continue its request asked for).
+func (cl *call) onSent() {
 	d := max(time.Since(cl.start), 1)
-	if cl.gotConn.CompareAndSwap(0, int64(d)) {
+	if cl.sent.CompareAndSwap(0, int64(d)) {
 		cl.lane.c.noteWait(cl.lane.c.cfg.person(d))
 	}
 }
@@ -94,7 +102,12 @@ func (l *Lane) do(req *http.Request, kind Kind, pol Policy) (*http.Response, err
 	cl.span = span
 	cl.req = req
 	ctx, cl.cancel = context.WithCancelCause(ctx)
-	cl.trace.GotConn = cl.onGotConn
+	cl.hasBody = req.Body != nil && req.Body != http.NoBody
+	if cl.hasBody {
+		cl.trace.GotFirstResponseByte = cl.onSent
+	} else {
+		cl.trace.GotConn = cl.onGotConn
+	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
 	if pol.Stream {
 		cl.wall = c.cfg.wall(pol.HeaderTimeout)
@@ -102,12 +115,21 @@ func (l *Lane) do(req *http.Request, kind Kind, pol Policy) (*http.Response, err
 		cl.wall = c.cfg.wall(pol.Timeout)
 	}
 	r := req.WithContext(cl.ctx)
-	if span.SpanContext().IsValid() {
+	if span.SpanContext().IsValid() || cl.hasBody {
 		r.Header = req.Header.Clone()
 		if r.Header == nil {
 			r.Header = make(http.Header)
 		}
+	}
+	if span.SpanContext().IsValid() {
 		c.cfg.prop.Inject(cl.ctx, propagation.HeaderCarrier(r.Header))
+	}
+	if cl.hasBody {
+		// The engine says it has the request as soon as it starts reading
+		// it; until then the call is not sent (Client.Waiting). The body
+		// does not wait for the answer (the transports' ExpectContinueTimeout
+		// is 0).
+		r.Header.Set("Expect", "100-continue")
 	}
 	l.begin(cl)
 	cl.timer = time.AfterFunc(cl.wall, cl.expire)
@@ -172,7 +194,7 @@ func (cl *call) finish(err error) {
 	end := time.Now()
 	l, c := cl.lane, cl.lane.c
 	outcome := cl.outcome(err)
-	sentAfter := time.Duration(cl.gotConn.Load())
+	sentAfter := time.Duration(cl.sent.Load())
 	if sentAfter == 0 {
 		sentAfter = end.Sub(cl.start)
 		c.noteWait(c.cfg.person(sentAfter))

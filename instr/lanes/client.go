@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/percause/percause/instr/linkstatus"
 	"github.com/percause/percause/instr/semconv"
 )
 
@@ -207,7 +208,8 @@ func (c *Client) LastHeard() time.Time {
 
 func (c *Client) heard(now time.Time) { c.lastHeard.Store(now.UnixNano()) }
 
-// Wait is a call that has waited for a connection, not yet sent.
+// Wait is a call not sent yet: waiting for a connection, or, for a call with
+// a body, for the engine to say it has the request (see Client.Waiting).
 type Wait struct {
 	Lane string
 	Kind Kind
@@ -222,17 +224,21 @@ func (w Wait) Message() string {
 	return NotSentMessage(w.For, w.Others)
 }
 
-// NotSentMessage renders a not-sent wait the way the status line speaks.
+// NotSentMessage renders a not-sent wait the way the status line speaks
+// (linkstatus.NotSent's words).
 func NotSentMessage(d time.Duration, others int) string {
-	calls := "calls"
-	if others == 1 {
-		calls = "call"
-	}
-	return fmt.Sprintf("not sent for %ds (%d other %s open)", int64(d/time.Second), others, calls)
+	a := linkstatus.NotSentArgs(d, others)
+	return linkstatus.NotSentText(a[linkstatus.ArgFor], a[linkstatus.ArgOthers])
 }
 
-// Waiting lists the calls that have waited for a connection at least
-// WithNotSentAfter, longest first.
+// Waiting lists the calls not sent for at least WithNotSentAfter, longest
+// first. A call is sent once the engine has heard it, as far as the phone
+// can tell: a call without a body when it has a connection (its request
+// goes out with it); a call with a body when the engine answers its
+// request's "Expect: 100-continue", or answers at all. A post written into
+// a kept-alive connection that no longer reaches the engine is therefore
+// still not sent, as it is: nothing of it arrived
+// (docs/decisions/0107-sent-when-the-engine-hears-it.md).
 func (c *Client) Waiting() []Wait {
 	now := time.Now()
 	var out []Wait
@@ -284,15 +290,18 @@ func (c *Client) newTransport(fresh bool) *http.Transport {
 	} else {
 		d := &net.Dialer{Timeout: c.cfg.wall(c.cfg.dialTimeout), KeepAlive: 30 * time.Second}
 		t = &http.Transport{
-			DialContext:           d.DialContext,
-			TLSHandshakeTimeout:   c.cfg.wall(DefaultDialTimeout),
-			IdleConnTimeout:       DefaultIdleConnTimeout,
-			ExpectContinueTimeout: time.Second,
+			DialContext:         d.DialContext,
+			TLSHandshakeTimeout: c.cfg.wall(DefaultDialTimeout),
+			IdleConnTimeout:     DefaultIdleConnTimeout,
 		}
 	}
 	// One request per connection (HTTP/1.1), so the six-connection limit
 	// means what it means on the phone; see docs/decisions.
 	t.ForceAttemptHTTP2 = false
+	// A body leaves at once: the engine's 100 Continue is read as its word
+	// that it has the request (Waiting), never waited for, so asking for
+	// it costs no round trip.
+	t.ExpectContinueTimeout = 0
 	t.MaxConnsPerHost = c.cfg.connsPerHost
 	t.MaxIdleConnsPerHost = c.cfg.connsPerHost
 	if fresh {

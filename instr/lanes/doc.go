@@ -29,8 +29,12 @@
 //     the next heal: a heal that can produce the symptom it counts is a loop.
 //
 //   - Replies in flight per lane (pippa.pool.replies_in_flight{pippa.lane})
-//     and the calls still waiting for a connection, so a wait can say "not
-//     sent for 20s (4 other calls open)" (Client.Waiting, Client.TakeNotSent).
+//     and the calls not sent yet, so a wait can say "not sent for 20s (4
+//     other calls open)" (Client.Waiting, Client.TakeNotSent). A call is sent
+//     once the engine has heard it: a call without a body when it has a
+//     connection, one with a body when the engine answers the "Expect:
+//     100-continue" its request carries, so a post written into a stale
+//     kept-alive connection stays not sent.
 //
 //   - Responsiveness under working conditions: the control lane's round trip
 //     on its loaded connections and on a fresh connection, for
@@ -40,8 +44,10 @@
 //     LastHeard (any byte from the engine on any lane, streamed words
 //     included) for the Reconnecting verdict, and LinkProbes (the failing
 //     lane's fill, the engine heard anywhere, its front's answer on a fresh
-//     connection) for the lost-link message, so a full lane reads as this
-//     device's congestion and never as the engine's absence.
+//     connection, then the failing lane's own pool) for the lost-link
+//     message, so a full lane reads as this device's congestion and a stale
+//     connection as one, never as the engine's absence. Probe is the quiet
+//     probe of the bulk lane itself, for "Getting her voice ready…".
 //
 // Times given to options are person-time; WithTimeScale runs them faster for
 // a lab and reports readings back in person-time.

@@ -30,8 +30,10 @@ const (
 	KindDownload Kind = "download" // media, video
 	KindProbe    Kind = "probe"    // the quiet probe of the bulk lane itself
 
-	// The turn's line stream: a connection of its own on every turn.
-	KindLines Kind = "lines"
+	// A connection of its own on every turn: the turn's line stream, and the
+	// microphone's listening socket.
+	KindLines  Kind = "lines"
+	KindListen Kind = "listen"
 )
 
 // Default timeouts, in person-time (scaled by WithTimeScale).
@@ -52,6 +54,7 @@ const (
 	DefaultTakeIdle            = 10 * time.Second
 	DefaultDownloadIdle        = 20 * time.Second
 	DefaultLinesIdle           = 60 * time.Second
+	DefaultListenIdle          = 60 * time.Second
 )
 
 // Policy is how one kind of call is carried.
@@ -106,5 +109,6 @@ func DefaultPolicies() map[Kind]Policy {
 		KindDownload: {Lane: semconv.LaneBulk, Stream: true, HeaderTimeout: DefaultStreamHeaderTimeout, Idle: DefaultDownloadIdle},
 		KindProbe:    {Lane: semconv.LaneBulk, Timeout: DefaultProbeTimeout},
 		KindLines:    {Lane: semconv.LaneStream, Stream: true, HeaderTimeout: DefaultStreamHeaderTimeout, Idle: DefaultLinesIdle},
+		KindListen:   {Lane: semconv.LaneStream, Stream: true, HeaderTimeout: DefaultStreamHeaderTimeout, Idle: DefaultListenIdle},
 	}
 }

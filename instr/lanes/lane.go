@@ -164,7 +164,7 @@ func (l *Lane) waiting(now time.Time, out []Wait) []Wait {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for cl := range l.calls {
-		if cl.gotConn.Load() != 0 {
+		if cl.sent.Load() != 0 {
 			continue
 		}
 		if d := now.Sub(cl.start); d >= min {

@@ -2,8 +2,12 @@ package lanes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,5 +83,107 @@ func TestSaturatedLaneIsNotTheEnginesAbsence(t *testing.T) {
 	line = linkstatus.Diagnose(quiet.LinkProbes(ctx, srv.URL+"/front", semconv.LaneControl, true))
 	if line.Status != semconv.LinkStatusUnreachable || line.Advice == "" {
 		t.Errorf("nothing answers: %s %q advice %q", line.Status, line.Message, line.Advice)
+	}
+}
+
+// TestPostOnAStaleConnection: a post written into a kept-alive connection
+// that no longer reaches the engine is not sent: Waiting lists it, growing,
+// until its timeout, and the call's span says how long it was not sent.
+// The link probes read it as a stale connection: a fresh connection answers,
+// the control lane's own kept-alive one does not. Before the freeze the same
+// post is sent at once.
+func TestPostOnAStaleConnection(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/post", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, "ok")
+	})
+	mux.HandleFunc("/pair", func(w http.ResponseWriter, r *http.Request) {
+		// Two calls at once open two kept-alive connections.
+		arrived.Done()
+		arrived.Wait()
+		fmt.Fprint(w, "ok")
+	})
+	mux.HandleFunc("/front", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	srv, fl := newFreezingServer(t, mux)
+	tel := newTelemetry(t)
+	c, err := New(append(tel.options(), WithTimeScale(testScale))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	post := func() (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/post", strings.NewReader(strings.Repeat("x", 64<<10)))
+		return c.Do(req, KindPost)
+	}
+	var pair sync.WaitGroup
+	for range 2 {
+		pair.Add(1)
+		go func() {
+			defer pair.Done()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/pair", nil)
+			if _, _, err := c.Fetch(req, KindRead, 1<<10); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	pair.Wait()
+	resp, err := post()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if w := c.Waiting(); len(w) != 0 {
+		t.Fatalf("before the freeze: waiting %v", w)
+	}
+	if n := fl.freeze(); n != 2 {
+		t.Fatalf("%d connections frozen, want the 2 kept alive", n)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		resp, err := post()
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	var seen Wait
+	deadline := time.Now().Add(10 * time.Second)
+	for seen.For < 3*time.Second && time.Now().Before(deadline) {
+		for _, w := range c.Waiting() {
+			if w.Kind == KindPost {
+				seen = w
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if seen.For < 3*time.Second || seen.Lane != semconv.LaneControl {
+		t.Fatalf("the post on a stale connection: waiting %+v, want it listed on the control lane for 3 s or more", seen)
+	}
+	p := c.LinkProbes(context.Background(), srv.URL+"/front", semconv.LaneControl, true)
+	if line := linkstatus.Diagnose(p); line.Status != semconv.LinkStatusStaleConnection {
+		t.Errorf("probes %+v: %s %q, want stale_connection", p, line.Status, line.Message)
+	}
+	if err := <-done; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("the post on a stale connection ended with %v, want a timeout", err)
+	}
+	var notSent []float64
+	for _, s := range tel.spans.Ended() {
+		for _, kv := range s.Attributes() {
+			if kv.Key == semconv.CallKind && kv.Value.AsString() == string(KindPost) {
+				for _, a := range s.Attributes() {
+					if a.Key == semconv.CallNotSent {
+						notSent = append(notSent, a.Value.AsFloat64())
+					}
+				}
+			}
+		}
+	}
+	if len(notSent) != 2 || notSent[0] >= 1 || notSent[1] < DefaultPostTimeout.Seconds()-1 {
+		t.Errorf("the posts' %s: %v, want the first sent at once and the second not sent until its %s timeout", semconv.CallNotSent, notSent, DefaultPostTimeout)
 	}
 }

@@ -13,9 +13,18 @@
 //     Checking why…" first, then exactly one of: the engine is restarting (its
 //     front answers 502, 503 or 504), this device is offline, the engine
 //     cannot be reached from this device (the only message with the tailnet
-//     advice), or the engine is answering on another lane while this lane is
+//     advice), the engine is answering on another lane while this lane is
 //     saturated — the client's own congestion, which must never read as the
-//     engine's absence.
+//     engine's absence — or a fresh connection answers while this lane's
+//     kept-alive one hangs: a stale connection, said while the pool heals.
+//
+//   - The waits (Monitor.Show, Monitor.Clear), each naming what it waits on:
+//     "Opening the microphone…" with its stage (the audio session, the
+//     engine's listening grant and its seconds, the listening socket); a
+//     turn's post not sent yet, for how long and beside how many other calls
+//     ("not sent for 20s (4 other calls open)"); "Getting her voice ready…"
+//     when the first take's audio is late, with what a probe of the bulk
+//     lane itself found.
 //
 // The messages are registered once as Warnables, in the manner of Tailscale's
 // health package: a code, a title, a text built from named arguments,
@@ -24,8 +33,9 @@
 // "Reconnecting") and TimeToVisible (shown only once it has persisted).
 //
 // Monitor ties them together for an app: it keeps the warnings' state,
-// and records each change of the visible status as a span with the probe
-// readings that chose it, plus the counter pippa.link.status_changes by
-// pippa.link.status. Thresholds are person-time; WithTimeScale lets a lab
-// run them faster than life.
+// and records each change of the visible status as a span with the readings
+// that chose it (the probes', or the wait's own) and what the line last
+// said, plus the counter pippa.link.status_changes by pippa.link.status.
+// Thresholds are person-time; WithTimeScale lets a lab run them faster than
+// life.
 package linkstatus

@@ -10,15 +10,19 @@ import (
 // FuzzDiagnose: whatever the probes read, the line is exactly one known
 // status with its registered message, the tailnet advice appears only with
 // "cannot be reached", and a lane is never called saturated unless the engine
-// answered somewhere.
+// answered somewhere, nor a connection stale unless a fresh one answered
+// while the lane's own hung.
 func FuzzDiagnose(f *testing.F) {
-	f.Add(false, false, 0, false, "control", 0, 6)
-	f.Add(true, true, 503, false, "control", 6, 6)
-	f.Add(true, true, 0, true, "shared", 9, 6)
-	f.Add(true, true, 0, false, "bulk", 6, 6)
-	f.Add(true, false, 200, true, "", -1, 0)
-	f.Fuzz(func(t *testing.T, probed, online bool, front int, other bool, lane string, inFlight, limit int) {
-		p := Probes{Probed: probed, DeviceOnline: online, FrontStatus: front, OtherAnswered: other, Lane: lane, InFlight: inFlight, Limit: limit}
+	f.Add(false, false, 0, false, "control", 0, 6, false, 0)
+	f.Add(true, true, 503, false, "control", 6, 6, false, 0)
+	f.Add(true, true, 0, true, "shared", 9, 6, false, 0)
+	f.Add(true, true, 0, false, "bulk", 6, 6, false, 0)
+	f.Add(true, false, 200, true, "", -1, 0, false, 0)
+	f.Add(true, true, 200, false, "control", 1, 6, true, 0)
+	f.Add(true, true, 200, true, "control", 1, 6, true, 200)
+	f.Fuzz(func(t *testing.T, probed, online bool, front int, other bool, lane string, inFlight, limit int, poolProbed bool, poolStatus int) {
+		p := Probes{Probed: probed, DeviceOnline: online, FrontStatus: front, OtherAnswered: other, Lane: lane, InFlight: inFlight, Limit: limit,
+			PoolProbed: poolProbed, PoolStatus: poolStatus}
 		l := Diagnose(p)
 		known := false
 		for _, s := range semconv.LinkStatuses {
@@ -35,6 +39,9 @@ func FuzzDiagnose(f *testing.F) {
 		}
 		if l.Status == semconv.LinkStatusUnreachable && (other || front != 0 || !online) {
 			t.Fatalf("%+v: unreachable although answered or offline", p)
+		}
+		if l.Status == semconv.LinkStatusStaleConnection && (!online || front == 0 || Restarting(front) || !poolProbed || poolStatus != 0) {
+			t.Fatalf("%+v: stale connection without a fresh answer and a silent pool", p)
 		}
 		if l.Status != semconv.LinkStatusOK && l.Message == "" {
 			t.Fatalf("%+v: %s without a message", p, l.Status)

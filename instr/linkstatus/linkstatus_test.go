@@ -80,6 +80,16 @@ func TestDiagnose(t *testing.T) {
 		{"fresh connection answers 200, shared lane over full", Probes{Probed: true, DeviceOnline: true, FrontStatus: 200, Lane: "shared", InFlight: 11, Limit: 6}, semconv.LinkStatusLaneSaturated,
 			"Pippa is answering; this device's shared lane is busy (11 of 6 calls open). Waiting for it to clear.", false},
 		{"engine answers and the lane has room: not lost", Probes{Probed: true, DeviceOnline: true, FrontStatus: 200, Lane: "control", InFlight: 2, Limit: 6}, semconv.LinkStatusOK, "", false},
+		{"a fresh connection answers, the lane's own hangs: stale", Probes{Probed: true, DeviceOnline: true, FrontStatus: 200, Lane: "control", InFlight: 1, Limit: 6, PoolProbed: true},
+			semconv.LinkStatusStaleConnection, "Pippa is answering on a fresh connection; this device's open connections to her stopped answering. Opening fresh ones…", false},
+		{"a fresh connection and the lane's own both answer: not lost", Probes{Probed: true, DeviceOnline: true, FrontStatus: 200, Lane: "control", InFlight: 1, Limit: 6, PoolProbed: true, PoolStatus: 200},
+			semconv.LinkStatusOK, "", false},
+		{"heard elsewhere, no fresh answer, pool silent: not called stale", Probes{Probed: true, DeviceOnline: true, OtherAnswered: true, Lane: "control", InFlight: 1, Limit: 6, PoolProbed: true},
+			semconv.LinkStatusOK, "", false},
+		{"a full lane is saturation even with a silent pool", Probes{Probed: true, DeviceOnline: true, FrontStatus: 200, Lane: "control", InFlight: 6, Limit: 6, PoolProbed: true},
+			semconv.LinkStatusLaneSaturated, "Pippa is answering; this device's control lane is busy (6 of 6 calls open). Waiting for it to clear.", false},
+		{"a restarting front outranks a silent pool", Probes{Probed: true, DeviceOnline: true, FrontStatus: 503, Lane: "control", InFlight: 1, Limit: 6, PoolProbed: true},
+			semconv.LinkStatusEngineRestarting, "Pippa is restarting, back in a few seconds.", false},
 		{"front answers 500: the engine is there", Probes{Probed: true, DeviceOnline: true, FrontStatus: 500, Lane: "control", InFlight: 1, Limit: 6}, semconv.LinkStatusOK, "", false},
 	}
 	for _, tt := range tests {
@@ -108,8 +118,17 @@ func TestOnlyUnreachableCarriesAdvice(t *testing.T) {
 			t.Errorf("%s: incomplete registration", w.Code)
 		}
 	}
-	if len(Warnables()) != 6 {
-		t.Errorf("%d warnables registered, want 6", len(Warnables()))
+	if len(Warnables()) != 10 {
+		t.Errorf("%d warnables registered, want 10", len(Warnables()))
+	}
+	statuses := map[string]bool{}
+	for _, w := range Warnables() {
+		statuses[w.Status] = true
+	}
+	for _, s := range semconv.LinkStatuses {
+		if !statuses[s] && s != semconv.LinkStatusOK {
+			t.Errorf("status %s has no warnable", s)
+		}
 	}
 }
 

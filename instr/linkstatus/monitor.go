@@ -15,10 +15,11 @@ import (
 )
 
 // Monitor keeps the warnings' state and decides the one line the status
-// shows. Every change of the shown status is recorded: a span
-// pippa.link.status (child of the context given to Update, so it lands in the
-// turn's trace) carrying the probe readings that chose it, an event of the
-// same name on the context's span, and the counter
+// shows: the link's (Update) and the waits' (Show, Clear). Every change of
+// the shown status is recorded: a span pippa.link.status (child of the
+// context given, so it lands in the turn's trace) carrying the readings that
+// chose it and what the line last said before, an event of the same name on
+// the context's span, and the counter
 // pippa.link.status_changes{pippa.link.status}.
 type Monitor struct {
 	cfg     config
@@ -160,6 +161,32 @@ func (m *Monitor) Update(ctx context.Context, v Verdict, p *Probes) Line {
 			delete(m.unhealthy, w)
 		}
 	}
+	return m.show(ctx, linkReadings(v, p))
+}
+
+// Show marks the wait w as what the phone waits on now, with args (calling
+// it again updates them: "not sent for 3s", then "4s"), and returns the line
+// shown. A change of the line is recorded with readings: what the wait is
+// on, for how long, what its probe found.
+func (m *Monitor) Show(ctx context.Context, w *Warnable, args Args, readings ...attribute.KeyValue) Line {
+	m.mu.Lock()
+	m.setUnhealthy(w, args)
+	return m.show(ctx, readings)
+}
+
+// Clear ends the wait w and returns the line shown; a change is recorded
+// with readings (the wait's last: how long it lasted in all).
+func (m *Monitor) Clear(ctx context.Context, w *Warnable, readings ...attribute.KeyValue) Line {
+	m.mu.Lock()
+	delete(m.unhealthy, w)
+	return m.show(ctx, readings)
+}
+
+// show decides the line with m.mu held, releases it, and records a change
+// of the line (its status, or what a wait is on) with the readings that
+// chose it. The message of a line that stays is kept current, so the next
+// change can say what it last showed.
+func (m *Monitor) show(ctx context.Context, readings []attribute.KeyValue) Line {
 	line := OK
 	if vis := m.visible(m.cfg.now()); len(vis) > 0 {
 		line = vis[0]
@@ -168,25 +195,20 @@ func (m *Monitor) Update(ctx context.Context, v Verdict, p *Probes) Line {
 	m.shown = line
 	m.mu.Unlock()
 
-	if line.Status != prev.Status {
-		m.record(ctx, prev, line, v, p)
+	if line.changed(prev) {
+		m.record(ctx, prev, line, readings)
 	}
 	return line
 }
 
-func (m *Monitor) record(ctx context.Context, prev, line Line, v Verdict, p *Probes) {
+// linkReadings are the readings an Update chose the line from: the
+// Reconnecting verdict's and, when the link was in question, the probes'.
+func linkReadings(v Verdict, p *Probes) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
-		attribute.String(semconv.LinkStatus, line.Status),
-		attribute.String(semconv.LinkPrevious, prev.Status),
-		attribute.String(semconv.LinkCode, string(line.Code)),
-		attribute.String(semconv.LinkStatusMessage, line.Message),
 		attribute.String(semconv.LinkCheck, v.Readings.Check),
 		attribute.Int(semconv.LinkFailures, v.Readings.Failures),
 		attribute.Float64(semconv.LinkFailingFor, v.Readings.FailingFor.Seconds()),
 		attribute.Float64(semconv.LinkQuietFor, v.Readings.QuietFor.Seconds()),
-	}
-	if line.Advice != "" {
-		attrs = append(attrs, attribute.String(semconv.LinkAdvice, line.Advice))
 	}
 	if p != nil {
 		attrs = append(attrs,
@@ -197,7 +219,23 @@ func (m *Monitor) record(ctx context.Context, prev, line Line, v Verdict, p *Pro
 			attribute.String(semconv.Lane, p.Lane),
 			attribute.Int(semconv.LinkLaneInFlight, p.InFlight),
 			attribute.Int(semconv.LinkLaneLimit, p.Limit),
+			attribute.Bool(semconv.LinkPoolProbed, p.PoolProbed),
+			attribute.Int(semconv.LinkPoolStatus, p.PoolStatus),
 		)
+	}
+	return attrs
+}
+
+func (m *Monitor) record(ctx context.Context, prev, line Line, readings []attribute.KeyValue) {
+	attrs := append([]attribute.KeyValue{
+		attribute.String(semconv.LinkStatus, line.Status),
+		attribute.String(semconv.LinkPrevious, prev.Status),
+		attribute.String(semconv.LinkCode, string(line.Code)),
+		attribute.String(semconv.LinkStatusMessage, line.Message),
+		attribute.String(semconv.LinkPreviousMessage, prev.Message),
+	}, readings...)
+	if line.Advice != "" {
+		attrs = append(attrs, attribute.String(semconv.LinkAdvice, line.Advice))
 	}
 	_, span := m.tracer.Start(ctx, semconv.SpanLinkStatus, trace.WithAttributes(attrs...))
 	span.End()

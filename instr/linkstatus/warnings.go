@@ -48,6 +48,11 @@ type Warnable struct {
 	// TimeToVisible: shown only once it has been unhealthy this long
 	// (person-time), so a blip never reaches the screen.
 	TimeToVisible time.Duration
+	// Changes are the arguments whose change is a change of the line,
+	// recorded like a change of status: what a wait is on (the microphone's
+	// stage), what its probe found. A change of the others (the seconds
+	// waited) only updates the message shown.
+	Changes []Arg
 	// rank orders visible warnings: the lowest rank is the one the line shows.
 	rank int
 }
@@ -165,7 +170,7 @@ var (
 )
 
 // lostLink are the warnings Diagnose chooses between.
-var lostLink = []*Warnable{ConnectionLost, EngineRestarting, DeviceOffline, Unreachable, LaneSaturated}
+var lostLink = []*Warnable{ConnectionLost, EngineRestarting, DeviceOffline, Unreachable, LaneSaturated, StaleConnection}
 
 // Line is what the status line shows: one warning's message, or nothing.
 type Line struct {
@@ -175,14 +180,25 @@ type Line struct {
 	Title   string
 	Message string
 	Advice  string
+	// on is the warning's Changes arguments' values: a line whose on
+	// differs is a change of the line.
+	on string
 }
 
 // OK is the line when nothing is wrong.
 var OK = Line{Status: semconv.LinkStatusOK}
 
 func (w *Warnable) line(args Args) Line {
-	return Line{Status: w.Status, Code: w.Code, Title: w.Title, Message: w.Render(args), Advice: w.Advice}
+	l := Line{Status: w.Status, Code: w.Code, Title: w.Title, Message: w.Render(args), Advice: w.Advice}
+	for _, a := range w.Changes {
+		l.on += string(a) + "=" + args[a] + ";"
+	}
+	return l
 }
+
+// changed reports whether the line shown differs from prev in more than its
+// message's seconds: another status, or what a wait is on.
+func (l Line) changed(prev Line) bool { return l.Status != prev.Status || l.on != prev.on }
 
 // String renders the line as shown, advice included.
 func (l Line) String() string {

@@ -14,8 +14,9 @@ const (
 	CallSeq = "pippa.call.seq"
 	// CallOutcome is how the call ended: one of the CallOutcome* values.
 	CallOutcome = "pippa.call.outcome"
-	// CallNotSent is how long the call waited for a connection, in seconds
-	// (person-time).
+	// CallNotSent is how long the call was not sent, in seconds
+	// (person-time): until it had a connection, or, for a call with a body,
+	// until the engine answered (docs/decisions/0107-sent-when-the-engine-hears-it.md).
 	CallNotSent = "pippa.call.not_sent"
 	// CallFresh marks a call made on a fresh connection of its own (the
 	// responsiveness probe, the turn's line stream).
@@ -57,13 +58,26 @@ const (
 	LinkStatusDeviceOffline    = "device_offline"
 	LinkStatusUnreachable      = "unreachable"
 	LinkStatusLaneSaturated    = "lane_saturated"
+	// LinkStatusStaleConnection: a fresh connection answers while the
+	// failing lane's pooled connection hangs; shown while the pool heals.
+	LinkStatusStaleConnection = "stale_connection"
+
+	// The waits: what the phone is waiting on, said on the same line.
+	LinkStatusMicOpening = "mic_opening" // "Opening the microphone…", naming the stage
+	LinkStatusNotSent    = "not_sent"    // the turn's post not sent yet
+	LinkStatusVoiceLate  = "voice_late"  // "Getting her voice ready…": the first unit's audio is late
 )
 
 // LinkStatuses lists every pippa.link.status value.
 var LinkStatuses = []string{
 	LinkStatusOK, LinkStatusReconnecting, LinkStatusConnectionLost, LinkStatusEngineRestarting,
-	LinkStatusDeviceOffline, LinkStatusUnreachable, LinkStatusLaneSaturated,
+	LinkStatusDeviceOffline, LinkStatusUnreachable, LinkStatusLaneSaturated, LinkStatusStaleConnection,
+	LinkStatusMicOpening, LinkStatusNotSent, LinkStatusVoiceLate,
 }
+
+// WaitStatuses are the pippa.link.status values of the waits (the rest are
+// the link's).
+var WaitStatuses = []string{LinkStatusMicOpening, LinkStatusNotSent, LinkStatusVoiceLate}
 
 // Probe readings recorded with each link-status change.
 const (
@@ -77,7 +91,38 @@ const (
 	LinkLaneInFlight  = "pippa.link.lane_in_flight" // replies in flight on the failing lane
 	LinkLaneLimit     = "pippa.link.lane_limit"     // the failing lane's connections per host
 	LinkAdvice        = "pippa.link.advice"         // the advice shown with the message (tailnet advice)
+	LinkPoolProbed    = "pippa.link.pool_probed"    // the failing lane's own pool was probed
+	LinkPoolStatus    = "pippa.link.pool_status"    // HTTP status that pool's kept-alive connection answered with (0: no answer)
+	// LinkPreviousMessage is the message the line showed last before this
+	// change (a wait's message grows while it lasts: "not sent for 20s").
+	LinkPreviousMessage = "pippa.link.previous_message"
 )
+
+// Readings recorded with each change of a wait's line (on the
+// pippa.link.status span, besides pippa.lane and pippa.call.kind).
+const (
+	WaitFor         = "pippa.wait.for"          // seconds waited so far
+	WaitStage       = "pippa.wait.stage"        // the microphone's stage waited on (a Stage* value)
+	WaitOthers      = "pippa.wait.others"       // other calls open on the waiting call's lane
+	WaitProbe       = "pippa.wait.probe"        // what the bulk lane's own probe found (a Probe* value)
+	WaitProbeStatus = "pippa.wait.probe_status" // HTTP status of that probe (0: no answer)
+	WaitProbeRTT    = "pippa.wait.probe_rtt"    // seconds that probe took
+)
+
+// StageSocket is the microphone's last stage: opening the listening socket
+// (the other stages are StageSession and StageGrant).
+const StageSocket = "socket"
+
+// Values of pippa.wait.probe.
+const (
+	ProbeAnswered   = "answered"   // the bulk lane's pooled connection answered
+	ProbeNoAnswer   = "no_answer"  // it did not answer within the probe's timeout
+	ProbeRestarting = "restarting" // the engine's front answered 502, 503 or 504
+	ProbeBusy       = "busy"       // every connection of the bulk lane is busy: not probed
+)
+
+// ProbeFindings lists every pippa.wait.probe value.
+var ProbeFindings = []string{ProbeAnswered, ProbeNoAnswer, ProbeRestarting, ProbeBusy}
 
 // Metric units of the lanes' and link status' instruments.
 const (

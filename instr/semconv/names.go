@@ -54,6 +54,10 @@ const (
 	LinkUnknown     = "unknown"
 )
 
+// LinkSubtypeLTE is the network.connection.subtype of an LTE link (the
+// OpenTelemetry conventions' value).
+const LinkSubtypeLTE = "lte"
+
 // voice.turn attributes.
 const (
 	TurnIndex         = "pippa.turn.index"

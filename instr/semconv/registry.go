@@ -296,7 +296,7 @@ var Registry = withStructure(withLevels(concat(
 
 		// Calls.
 		attr(Lane, "string", at(onCall, onLink, "metrics"), "the lane that carried the call", LaneControl, LaneBulk, LaneStream, LaneShared, LaneFresh),
-		attr(CallKind, "string", at(onCall), "the kind of call (check, read, grant, prepare, take, upload, …)"),
+		attr(CallKind, "string", at(onCall, onLink), "the kind of call (check, read, grant, prepare, take, upload, …)"),
 		attr(HTTPMethod, "string", at(onCall), "HTTP method"),
 		attr(HTTPStatus, "int", at(onCall), "HTTP status code (absent when no answer came)"),
 		attr(HTTPRoute, "string", at("server spans"), "the route template"),
@@ -306,7 +306,7 @@ var Registry = withStructure(withLevels(concat(
 		attr(CallSeq, "int", at(onCall), "the call's number within its session (recorded, never used to route a reply)"),
 		attr(CallOutcome, "string", at(onCall), "how the call ended",
 			CallOutcomeOK, CallOutcomeTimeout, CallOutcomeStalled, CallOutcomeLost, CallOutcomeCanceled, CallOutcomeError),
-		attr(CallNotSent, "double", at(onCall), "seconds the call waited for a connection"),
+		attr(CallNotSent, "double", at(onCall), "seconds the call was not sent: until it had a connection, or, with a body, until the engine answered its Expect: 100-continue"),
 		attr(CallFresh, "bool", at(onCall), "made on a fresh connection of its own"),
 		attr(CallOthers, "int", at(onCall), "other calls open on the lane when it started"),
 		attr(PoolResetsTally, "int", at(onReset), "the lane's tally after this reset"),
@@ -329,6 +329,15 @@ var Registry = withStructure(withLevels(concat(
 		attr(LinkLaneInFlight, "int", at(onLink), "replies in flight on the failing lane"),
 		attr(LinkLaneLimit, "int", at(onLink), "the failing lane's connections per host"),
 		attr(LinkAdvice, "string", at(onLink), "the advice shown with the message (the tailnet advice)"),
+		attr(LinkPoolProbed, "bool", at(onLink), "the failing lane's own pool was probed (after a fresh connection answered and the lane had room)"),
+		attr(LinkPoolStatus, "int", at(onLink), "HTTP status the failing lane's kept-alive connection answered that probe with (0: no answer: a stale connection)"),
+		attr(LinkPreviousMessage, "string", at(onLink), "the message the line last showed before this change"),
+		attr(WaitFor, "double", at(onLink), "a wait's line: seconds waited so far"),
+		attr(WaitStage, "string", at(onLink), "\"Opening the microphone…\": the stage waited on", StageSession, StageGrant, StageSocket),
+		attr(WaitOthers, "int", at(onLink), "\"not sent\": other calls open on the waiting call's lane"),
+		attr(WaitProbe, "string", at(onLink), "\"Getting her voice ready…\": what the bulk lane's own probe found", ProbeFindings...),
+		attr(WaitProbeStatus, "int", at(onLink), "\"Getting her voice ready…\": HTTP status of that probe (0: no answer)"),
+		attr(WaitProbeRTT, "double", at(onLink), "\"Getting her voice ready…\": seconds that probe took"),
 
 		// Verdict.
 		attr(VerdictCause, "string", at(onVerd, EventImplicated+" event", onUnderrun), "the primary cause (on an event: the implicated cause, the cause the underrun was read as)", Causes...),

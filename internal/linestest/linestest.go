@@ -7,6 +7,7 @@ package linestest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -27,7 +28,7 @@ type Turn struct {
 	Expect string
 	// Leak is how many players the phone leaks (or frees) before the turn.
 	Leak   int
-	record func(r *recorder, turn *instr.Turn, tr *tracker) error
+	record func(r *recorder, turn *instr.Turn, tr *tracker)
 }
 
 // clock is a clock the recorder moves by hand.
@@ -58,18 +59,16 @@ func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second
 // take makes one engine take in the turn's trace: first byte after fb
 // seconds, then all its audio at once after total seconds, so need =
 // total - fb - audio (when positive).
-func (r *recorder) take(ctx context.Context, id string, fb, total, audio float64) error {
+func (r *recorder) take(ctx context.Context, id string, fb, total, audio float64) {
 	_, tk := r.engine.StartTake(ctx, id)
 	r.clk.Advance(sec(fb))
-	if err := tk.FirstByte(); err != nil {
-		return err
-	}
+	tk.FirstByte()
 	r.clk.Advance(sec(total - fb))
-	return tk.End(audio)
+	tk.End(audio)
 }
 
 // units records n units; broke[i] (1-based) is the unit that underran.
-func (r *recorder) units(turn *instr.Turn, n int, f func(i int, u *instr.Unit)) error {
+func (r *recorder) units(turn *instr.Turn, n int, f func(i int, u *instr.Unit)) {
 	for i := 1; i <= n; i++ {
 		start := r.clk.Now()
 		end := r.clk.Advance(3 * time.Second)
@@ -78,11 +77,8 @@ func (r *recorder) units(turn *instr.Turn, n int, f func(i int, u *instr.Unit)) 
 		if f != nil {
 			f(i, &u)
 		}
-		if err := turn.Unit(u); err != nil {
-			return err
-		}
+		turn.Unit(u)
 	}
-	return nil
 }
 
 func takePrefix(turn *instr.Turn) string { return fmt.Sprintf("turn%d", turn.Index()) }
@@ -92,65 +88,53 @@ func takePrefix(turn *instr.Turn) string { return fmt.Sprintf("turn%d", turn.Ind
 // reads three rises in a row; the launch's pool tally moves on the pool turn
 // only.
 var Turns = []Turn{
-	{Name: "healthy", Expect: semconv.CauseNone, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		return r.plainTakes(turn, 3, nil)
+	{Name: "healthy", Expect: semconv.CauseNone, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		r.plainTakes(turn, 3, nil)
 	}},
-	{Name: "network", Expect: semconv.CauseNetwork, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		return r.plainTakes(turn, 3, func(i int, u *instr.Unit) {
+	{Name: "network", Expect: semconv.CauseNetwork, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		r.plainTakes(turn, 3, func(i int, u *instr.Unit) {
 			if i == 2 {
 				u.Underruns, u.Silent, u.Longest = 2, 1.4, 0.9
 			}
 		})
 	}},
-	{Name: "synthesis", Expect: semconv.CauseSynthesis, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
+	{Name: "synthesis", Expect: semconv.CauseSynthesis, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
 		p := takePrefix(turn)
-		if err := r.take(turn.Context(), p+"-t1", 0.4, 2.0, 3.6); err != nil {
-			return err
-		}
-		if err := r.take(turn.Context(), p+"-t2", 0.4, 5.5, 3.0); err != nil { // need 2.10
-			return err
-		}
-		return r.units(turn, 2, func(i int, u *instr.Unit) {
+		r.take(turn.Context(), p+"-t1", 0.4, 2.0, 3.6)
+		r.take(turn.Context(), p+"-t2", 0.4, 5.5, 3.0) // need 2.10
+		r.units(turn, 2, func(i int, u *instr.Unit) {
 			if i == 2 {
 				u.Underruns, u.Silent, u.Longest, u.Cushion = 1, 0.8, 0.8, 0.5
 			}
 		})
 	}},
-	{Name: "bluetooth", Expect: semconv.CauseBluetooth, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		if err := turn.SetRoute(instr.Route{Inputs: []string{semconv.PortBluetoothHFP}, Outputs: []string{semconv.PortBluetoothA2DP},
-			SampleRate: 16000}); err != nil {
-			return err
-		}
-		if err := turn.RouteChange(1.2, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker}); err != nil {
-			return err
-		}
-		if err := turn.MarkStutter(); err != nil {
-			return err
-		}
-		return r.plainTakes(turn, 2, nil)
+	{Name: "bluetooth", Expect: semconv.CauseBluetooth, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		turn.SetRoute(instr.Route{Inputs: []string{semconv.PortBluetoothHFP}, Outputs: []string{semconv.PortBluetoothA2DP},
+			SampleRate: 16000})
+		turn.RouteChange(1.2, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
+		turn.MarkStutter()
+		r.plainTakes(turn, 2, nil)
 	}},
-	{Name: "late-words", Expect: semconv.CauseWait, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		return r.plainTakes(turn, 3, func(i int, u *instr.Unit) {
+	{Name: "late-words", Expect: semconv.CauseWait, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		r.plainTakes(turn, 3, func(i int, u *instr.Unit) {
 			if i == 2 {
 				u.Gap, u.Lead = 0.56, -0.3
 			}
 		})
 	}},
-	{Name: "slow-mic", Expect: semconv.CauseWait, Leak: 1, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		if err := turn.SetListen(instr.Listen{Grant: 0.2, Session: 1.4, Total: 1.9}); err != nil {
-			return err
-		}
-		return r.plainTakes(turn, 1, nil)
+	{Name: "slow-mic", Expect: semconv.CauseWait, Leak: 1, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		turn.SetListen(instr.Listen{Grant: 0.2, Session: 1.4, Total: 1.9})
+		r.plainTakes(turn, 1, nil)
 	}},
-	{Name: "pool", Expect: semconv.CausePool, Leak: 1, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		return r.plainTakes(turn, 2, nil)
+	{Name: "pool", Expect: semconv.CausePool, Leak: 1, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		r.plainTakes(turn, 2, nil)
 	}},
-	{Name: "state", Expect: semconv.CauseState, Leak: 1, record: func(r *recorder, turn *instr.Turn, _ *tracker) error {
-		return r.plainTakes(turn, 2, nil)
+	{Name: "state", Expect: semconv.CauseState, Leak: 1, record: func(r *recorder, turn *instr.Turn, _ *tracker) {
+		r.plainTakes(turn, 2, nil)
 	}},
-	{Name: "lost-take", Expect: semconv.CauseUnknown, Leak: -1, record: func(r *recorder, turn *instr.Turn, tr *tracker) error {
+	{Name: "lost-take", Expect: semconv.CauseUnknown, Leak: -1, record: func(r *recorder, turn *instr.Turn, tr *tracker) {
 		tr.lost[takePrefix(turn)+"-t2"] = true
-		return r.plainTakes(turn, 2, func(i int, u *instr.Unit) {
+		r.plainTakes(turn, 2, func(i int, u *instr.Unit) {
 			if i == 2 {
 				u.Underruns, u.Silent, u.Longest = 1, 0.6, 0.6
 			}
@@ -159,13 +143,11 @@ var Turns = []Turn{
 }
 
 // plainTakes makes n healthy takes (need 0) and their units.
-func (r *recorder) plainTakes(turn *instr.Turn, n int, f func(i int, u *instr.Unit)) error {
+func (r *recorder) plainTakes(turn *instr.Turn, n int, f func(i int, u *instr.Unit)) {
 	for i := 1; i <= n; i++ {
-		if err := r.take(turn.Context(), fmt.Sprintf("%s-t%d", takePrefix(turn), i), 0.3, 1.0, 3.6); err != nil {
-			return err
-		}
+		r.take(turn.Context(), fmt.Sprintf("%s-t%d", takePrefix(turn), i), 0.3, 1.0, 3.6)
 	}
-	return r.units(turn, n, f)
+	r.units(turn, n, f)
 }
 
 // Recorded is what the SDK made for Turns.
@@ -195,8 +177,11 @@ func Record(ctx context.Context) (*Recorded, error) {
 		return nil
 	}
 	var phoneLog, engineLog bytes.Buffer
+	// A refused reading would make a turn that is not the one scripted.
+	var refused []error
 	common := func(service string, log *bytes.Buffer) []instr.Option {
 		return []instr.Option{instr.WithServiceName(service), instr.WithClock(clk.Now), instr.WithTextLog(log),
+			instr.WithErrorHandler(func(err error) { mu.Lock(); refused = append(refused, err); mu.Unlock() }),
 			instr.WithSpanExporter(otlp.NewSpanExporter(sink)), instr.WithMetricReader(sdkmetric.NewManualReader()),
 			instr.WithFlushInterval(time.Hour)}
 	}
@@ -215,26 +200,14 @@ func Record(ctx context.Context) (*Recorded, error) {
 	rec := &Recorded{Expect: map[string]string{}, Names: map[string]string{}}
 	for _, t := range Turns {
 		if t.Leak != 0 {
-			if err := phone.Live().Add(semconv.LivePlayers, t.Leak); err != nil {
-				return nil, err
-			}
+			phone.Live().Add(semconv.LivePlayers, t.Leak)
 		}
 		_, turn := phone.StartTurn(ctx)
-		if err := turn.SetLink(semconv.LinkWifi, ""); err != nil {
-			return nil, err
-		}
-		if err := turn.SetPoolResets(poolTally(t.Name)); err != nil {
-			return nil, err
-		}
-		if err := turn.SetSpeechEndToPost(0.8); err != nil {
-			return nil, err
-		}
-		if err := t.record(r, turn, tr); err != nil {
-			return nil, fmt.Errorf("turn %s: %w", t.Name, err)
-		}
-		if err := turn.End(); err != nil {
-			return nil, err
-		}
+		turn.SetLink(semconv.LinkWifi, "")
+		turn.SetPoolResets(poolTally(t.Name))
+		turn.SetSpeechEndToPost(0.8)
+		t.record(r, turn, tr)
+		turn.End()
 		rec.Expect[turn.TraceID()] = t.Expect
 		rec.Names[turn.TraceID()] = t.Name
 		rec.Order = append(rec.Order, turn.TraceID())
@@ -244,6 +217,12 @@ func Record(ctx context.Context) (*Recorded, error) {
 		if err := s.ForceFlush(ctx); err != nil {
 			return nil, err
 		}
+	}
+	mu.Lock()
+	err = errors.Join(refused...)
+	mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("linestest: the SDK refused a scripted reading: %w", err)
 	}
 	for _, p := range payloads {
 		raw, err := otlp.Gunzip(p)

@@ -56,11 +56,10 @@ func (s *markSpan) Progress(a float64) {
 	s.tl.progress = append(s.tl.progress, a)
 	s.m.mu.Unlock()
 }
-func (s *markSpan) End(a float64) error {
+func (s *markSpan) End(a float64) {
 	s.m.mu.Lock()
 	s.tl.ended, s.tl.endCalls = a, s.tl.endCalls+1
 	s.m.mu.Unlock()
-	return nil
 }
 
 func newEngine(t *testing.T, cfg Config, opts ...Option) (*Engine, *marks) {
@@ -277,10 +276,49 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// The listening socket answers once the engine's listener is ready, and a
+// media download streams for the seconds asked, holding its connection
+// that long.
+func TestSocketAndMedia(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Socket = 2
+	e, _ := newEngine(t, cfg)
+	start := time.Now()
+	resp, err := http.Get(e.URL() + PathSocket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if took := time.Since(start).Seconds() * scale; resp.StatusCode != http.StatusOK || took < 1.8 {
+		t.Errorf("socket: %d after %.2f s, want 200 after its 2 s", resp.StatusCode, took)
+	}
+	start = time.Now()
+	resp, err = http.Get(e.URL() + PathMedia + "?" + MediaQuery + "=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if took := time.Since(start).Seconds() * scale; n == 0 || took < 2.7 {
+		t.Errorf("media: %d bytes in %.2f s, want bytes for 3 s", n, took)
+	}
+	for _, q := range []string{"", "?seconds=-1", "?seconds=NaN", "?seconds=x"} {
+		r, err := http.Get(e.URL() + PathMedia + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusBadRequest {
+			t.Errorf("media %q: %d, want 400", q, r.StatusCode)
+		}
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	bad := []func(*Config){
 		func(c *Config) { c.Rate = 0 },
 		func(c *Config) { c.FirstByte = -1 },
+		func(c *Config) { c.Socket = -1 },
 		func(c *Config) { c.Chunk = math.NaN() },
 		func(c *Config) { c.Reply = []Line{{Text: ""}} },
 		func(c *Config) { c.Reply = []Line{{Text: "x", After: -1}} },

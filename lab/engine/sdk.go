@@ -18,10 +18,11 @@ func (s sdkTakes) StartTake(ctx context.Context, id string) TakeSpan {
 	return sdkTake{t}
 }
 
-// sdkTake adapts *instr.Take. A mark the SDK refuses is counted by the SDK's
-// own self-telemetry (percause.sdk.rejected); the engine keeps making audio.
+// sdkTake adapts *instr.Take. A mark the SDK refuses is counted in
+// percause.sdk.rejected and handed to the SDK's error handler; the engine
+// keeps making audio.
 type sdkTake struct{ t *instr.Take }
 
-func (s sdkTake) FirstByte()              { _ = s.t.FirstByte() }
-func (s sdkTake) Progress(a float64)      { _ = s.t.Progress(a) }
-func (s sdkTake) End(audio float64) error { return s.t.End(audio) }
+func (s sdkTake) FirstByte()         { s.t.FirstByte() }
+func (s sdkTake) Progress(a float64) { s.t.Progress(a) }
+func (s sdkTake) End(audio float64)  { s.t.End(audio) }

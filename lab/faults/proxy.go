@@ -17,10 +17,14 @@ const (
 	DefaultAddr = "127.0.0.1:0"
 	// DefaultTimeScale is person-seconds per wall second.
 	DefaultTimeScale = 1.0
-	// chunkSize bounds one read under a bandwidth limit (one paced write),
-	// so shaping is smooth at the lab's rates; bigChunk bounds it otherwise.
+	// chunkSize is the least of one read under a bandwidth limit (one paced
+	// write), so shaping is smooth at the lab's audio rates; a faster limit
+	// reads about chunkWall of its bytes at once, so the pacing does not
+	// hang on one timer per kilobyte (a 2 MB upload at 1.5 MB/s is 2,000
+	// of them). bigChunk bounds a read either way.
 	chunkSize = 1024
 	bigChunk  = 32 << 10
+	chunkWall = 5 * time.Millisecond
 	// queueDepth is how many chunks may wait in one direction before the
 	// proxy stops reading (TCP backpressure then reaches the sender).
 	queueDepth = 64
@@ -247,14 +251,21 @@ func (p *Proxy) wall(personSeconds float64) time.Duration {
 	return time.Duration(personSeconds / p.scale * float64(time.Second))
 }
 
-// limited reports whether a bandwidth limit applies in the direction now.
-func (p *Proxy) limited(down bool) bool {
+// readSize is how many bytes one read takes in the direction now: bigChunk
+// without a bandwidth limit, else about chunkWall of the limit's bytes
+// (at least chunkSize).
+func (p *Proxy) readSize(down bool) int {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	bw := p.shape.Uplink
 	if down {
-		return p.shape.Bandwidth > 0
+		bw = p.shape.Bandwidth
 	}
-	return p.shape.Uplink > 0
+	p.mu.Unlock()
+	if bw <= 0 {
+		return bigChunk
+	}
+	n := int(bw * p.scale * chunkWall.Seconds())
+	return min(max(n, chunkSize), bigChunk)
 }
 
 // notify wakes every direction waiting on a fault so it re-reads them.
@@ -394,11 +405,7 @@ func (l *link) pipe(src, dst net.Conn, down bool) {
 	go func() {
 		defer close(q)
 		for {
-			size := bigChunk
-			if l.p.limited(down) {
-				size = chunkSize
-			}
-			buf := make([]byte, size)
+			buf := make([]byte, l.p.readSize(down))
 			n, err := src.Read(buf)
 			if n > 0 {
 				if l.isStale() {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/linkstatus"
 	"github.com/percause/percause/lab/engine"
 )
@@ -64,7 +65,9 @@ func (p *Phone) observe(ctx context.Context, r CheckResult) linkstatus.Line {
 	return l.monitor.Update(ctx, l.tracker.Verdict(time.Now()), &probes)
 }
 
-// probe gathers the readings that choose the lost-link message.
+// probe gathers the readings that choose the lost-link message: the
+// device's path, the control lane's fill, the engine heard elsewhere, the
+// front on a fresh connection, then the control lane's own pool.
 func (p *Phone) probe(ctx context.Context) linkstatus.Probes {
 	ctl := p.lanes.Control()
 	pr := linkstatus.Probes{
@@ -85,6 +88,12 @@ func (p *Phone) probe(ctx context.Context) linkstatus.Probes {
 	if resp, err := p.link.fresh.Do(req); err == nil {
 		pr.FrontStatus = resp.StatusCode
 		resp.Body.Close()
+	}
+	// A fresh connection answered and the lane has room: ask the lane's own
+	// pool, whose silence is a stale connection.
+	if lanes.PoolProbeTells(pr) {
+		pr.PoolProbed = true
+		pr.PoolStatus, _ = p.lanes.PoolProbe(ctx, ctl.Name(), p.cfg.BaseURL+engine.PathProgress)
 	}
 	return pr
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptrace"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/percause/percause/instr"
 	"github.com/percause/percause/instr/lanes"
+	"github.com/percause/percause/instr/linkstatus"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/lab/engine"
 	"github.com/percause/percause/lab/internal/wait"
@@ -25,11 +25,16 @@ import (
 
 // Defaults of the phone, in person-seconds.
 const (
-	DefaultSession    = 0.12 // activating the audio session
-	DefaultSpeech     = 3.0  // what she says
-	DefaultCheckEvery = 3.0  // the progress check rests this long after each answer
+	DefaultSession = 0.12 // activating the audio session
+	DefaultSpeech  = 3.0  // what she says
+	// DefaultEndOfSpeech is the silence after her last word before the
+	// phone takes the turn as spoken and posts it: the end-of-speech window
+	// the done reading allows beside the upload.
+	DefaultEndOfSpeech = 0.8
+	DefaultCheckEvery  = 3.0 // the progress check rests this long after each answer
 	// DefaultRecordingRate is the microphone's bytes per second (16 kHz,
-	// 16-bit mono): the size of the turn's post.
+	// 16-bit mono PCM): the size of the turn's post is her speech at this
+	// rate (a minute of dictation is about 2 MB).
 	DefaultRecordingRate = 32000
 	// DefaultDeviceUptime is how long the lab's device has been up at launch.
 	DefaultDeviceUptime = 3 * 24 * 3600.0
@@ -62,8 +67,9 @@ type Config struct {
 	// Route is the audio route while she reads.
 	Route instr.Route
 	// Session and Speech are the audio session's activation and how long
-	// she speaks, in person-seconds (scripted: the lab has no microphone).
-	Session, Speech float64
+	// she speaks, in person-seconds (scripted: the lab has no microphone);
+	// EndOfSpeech the silence after which her turn is taken as spoken.
+	Session, Speech, EndOfSpeech float64
 	// CheckEvery is the progress check's rest after each answer.
 	CheckEvery float64
 }
@@ -73,7 +79,7 @@ func DefaultConfig(baseURL string) Config {
 	return Config{
 		BaseURL: baseURL, Scale: DefaultTimeScale, Player: player.DefaultConfig(),
 		LinkType: semconv.LinkWifi, Route: DefaultRoute(),
-		Session: DefaultSession, Speech: DefaultSpeech, CheckEvery: DefaultCheckEvery,
+		Session: DefaultSession, Speech: DefaultSpeech, EndOfSpeech: DefaultEndOfSpeech, CheckEvery: DefaultCheckEvery,
 	}
 }
 
@@ -88,7 +94,7 @@ func (c Config) Validate() error {
 	for _, v := range []struct {
 		name string
 		v    float64
-	}{{"session", c.Session}, {"speech", c.Speech}, {"check rest", c.CheckEvery}} {
+	}{{"session", c.Session}, {"speech", c.Speech}, {"end of speech", c.EndOfSpeech}, {"check rest", c.CheckEvery}} {
 		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 {
 			return fmt.Errorf("phone: %s must be finite seconds >= 0, got %v", v.name, v.v)
 		}
@@ -98,6 +104,9 @@ func (c Config) Validate() error {
 
 // Hooks let the lab inject a fault at a moment of the turn.
 type Hooks struct {
+	// Speaking is called (on its own goroutine) once per turn, halfway
+	// through her speech.
+	Speaking func(turn int)
 	// TakesArrived is called (on its own goroutine) once per turn, when
 	// every take of the turn has arrived and she is still reading.
 	TakesArrived func(turn int)
@@ -112,6 +121,18 @@ type Plan struct {
 	Bluetooth bool
 	// Upload is the bytes of the microphone-rate copy (0: none).
 	Upload int
+	// Speech is how long she speaks this turn, person-seconds (0: the
+	// launch's Config.Speech); Session the audio session's activation (0:
+	// Config.Session).
+	Speech, Session float64
+	// LinkType and LinkSubtype are the network path this turn ("": the
+	// launch's).
+	LinkType, LinkSubtype string
+	// Media is how many downloads (pictures, video) the phone starts as she
+	// begins to speak, each streaming MediaFor person-seconds on the bulk
+	// lane: the phone's own traffic.
+	Media    int
+	MediaFor float64
 }
 
 // Phone is one launch of the lab phone.
@@ -125,9 +146,10 @@ type Phone struct {
 	activations int
 	online      atomic.Bool
 	link        *link
-	// probes are the quiet probes of the bulk lane in flight; a turn ends
-	// only after them, so a heal they cause is the turn's.
-	probes sync.WaitGroup
+	// probes are the quiet probes of the bulk lane in flight, and media
+	// the phone's own downloads; a turn ends only after them, so a heal
+	// they cause is the turn's.
+	probes, media sync.WaitGroup
 	// turnCtx is the context of the turn running now (nil between turns):
 	// the probes a heal starts are spans of that turn's trace.
 	turnCtx atomic.Pointer[context.Context]
@@ -216,9 +238,15 @@ type Report struct {
 	Checks  []CheckResult
 	// Lines are the status lines shown during the turn, in order
 	// (pippa.link.status values; "ok" when the line cleared).
-	Lines        []string
-	PoolResets   int
-	NotSent      float64
+	Lines      []string
+	PoolResets int
+	// NotSent is the longest the post's "not sent for …" line showed, in
+	// person-seconds (0: never); SpeechEndToPost from her last word to the
+	// post having left the phone (-1: it never left).
+	NotSent         float64
+	SpeechEndToPost float64
+	// PostBytes is the size of her recording as posted.
+	PostBytes    int
 	ListenTotal  float64
 	RouteChanges int
 	Stutter      bool
@@ -287,57 +315,58 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 		errMu.Unlock()
 	}
 
-	_ = turn.SetLink(p.cfg.LinkType, p.cfg.LinkSubtype)
-	_ = turn.SetRoute(p.cfg.Route)
+	linkType, linkSubtype := p.cfg.LinkType, p.cfg.LinkSubtype
+	if plan.LinkType != "" {
+		linkType, linkSubtype = plan.LinkType, plan.LinkSubtype
+	}
+	turn.SetLink(linkType, linkSubtype)
+	turn.SetRoute(p.cfg.Route)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	_ = turn.SetHealth(instr.Health{
+	turn.SetHealth(instr.Health{
 		DeviceUptime: DefaultDeviceUptime + time.Since(p.launched).Seconds()*p.cfg.Scale,
 		AppUptime:    time.Since(p.launched).Seconds() * p.cfg.Scale,
 		Activations:  p.activations + 1,
 		Memory:       int64(ms.HeapAlloc),
 	})
 
-	// The microphone opens: the audio session, then the engine's grant.
-	_ = live.Add(semconv.LiveMicEngines, 1)
+	// The microphone opens; the status line names the stage it waits for.
+	live.Add(semconv.LiveMicEngines, 1)
+	micHeld := true
 	// abort ends a turn cut short by its context (the lab interrupted) so its
 	// report still leaves, with what it has.
 	abort := func(err error) (*Report, error) {
-		_ = live.Add(semconv.LiveMicEngines, -1)
-		_ = turn.End()
+		if micHeld {
+			live.Add(semconv.LiveMicEngines, -1)
+		}
+		turn.End()
 		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
 	}
-	if err := clk.sleepUntil(ctx, p.cfg.Session); err != nil {
+	listen, err := p.openMic(ctx, clk, plan, fail)
+	if err != nil {
 		return abort(err)
 	}
-	p.activations++
-	session := clk.now()
-	if _, err := p.call(ctx, http.MethodPost, engine.PathListen, nil, lanes.KindGrant, nil); err != nil {
-		fail("grant", err)
-	}
-	total := clk.now()
-	rep.ListenTotal = total
-	_ = turn.SetListen(instr.Listen{Session: session, Grant: total - session, Total: total})
+	rep.ListenTotal = listen.Total
+	turn.SetListen(listen)
 
-	// She speaks; the recording is posted.
-	if err := clk.sleepUntil(ctx, total+p.cfg.Speech); err != nil {
+	// She speaks, the end-of-speech window passes, and what she said is
+	// posted.
+	speechEnd, err := p.speak(ctx, clk, plan, rep.Index, fail)
+	if err != nil {
 		return abort(err)
 	}
 	if plan.Leak != semconv.LiveMicEngines {
-		_ = live.Add(semconv.LiveMicEngines, -1)
+		live.Add(semconv.LiveMicEngines, -1)
 	}
-	speechEnd := clk.now()
-	var posted engine.Posted
-	var wrote atomic.Int64 // person-ms after the turn's start
-	postCtx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.CompareAndSwap(0, int64(clk.now()*1000)) },
-	})
-	recording := bytes.Repeat([]byte{0x11}, int(p.cfg.Speech*DefaultRecordingRate))
-	if _, err := p.call(postCtx, http.MethodPost, engine.PathTurn, recording, lanes.KindPost, &posted); err != nil {
-		fail("post", err)
+	micHeld = false
+	if err := clk.sleepUntil(ctx, speechEnd+p.cfg.EndOfSpeech); err != nil {
+		return abort(err)
 	}
-	if w := wrote.Load(); w > 0 {
-		_ = turn.SetSpeechEndToPost(math.Max(0, float64(w)/1000-speechEnd))
+	posted, notSent := p.post(ctx, clk, p.speech(plan), fail)
+	rep.NotSent, rep.SpeechEndToPost, rep.PostBytes = notSent, -1, posted.bytes
+	if posted.at > 0 {
+		rep.SpeechEndToPost = posted.at - speechEnd
+		turn.SetSpeechEndToPost(rep.SpeechEndToPost)
 	}
 
 	// The link's responsiveness under working conditions: the control
@@ -346,13 +375,17 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	go func() {
 		defer close(rpmDone)
 		if rt, err := p.lanes.Responsiveness(ctx, p.cfg.BaseURL+engine.PathProgress); err == nil {
-			_ = turn.SetRPM(rt.Loaded, rt.Fresh)
+			turn.SetRPM(rt.Loaded, rt.Fresh)
 		}
 	}()
 
 	checkCtx, stopChecks := context.WithCancel(ctx)
 	checksDone := make(chan []CheckResult, 1)
 	go func() { checksDone <- p.runChecks(checkCtx, clk, posted.Turn) }()
+
+	// "Getting her voice ready…" while the first take's audio is late.
+	fa := &firstAudio{}
+	voice := p.watch(ctx, linkstatus.VoiceLate, func() waitNow { return p.voiceLate(ctx, clk, fa) })
 
 	// The microphone-rate copy rides the bulk lane beside the takes.
 	var bg sync.WaitGroup
@@ -371,7 +404,7 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	hooked := make(chan struct{})
 	go func() {
 		defer close(hooked)
-		units := p.readLines(ctx, clk, posted.Turn, live, fail, unitsCh)
+		units := p.readLines(ctx, clk, posted.Turn, live, fail, unitsCh, fa)
 		close(unitsCh)
 		if p.hooks.TakesArrived == nil {
 			return
@@ -384,10 +417,13 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 
 	p.play(ctx, clk, turn, plan, unitsCh, speechEnd, live, rep, fail)
 	<-hooked // a fault the lab injects belongs to this turn
+	fa.ended.Store(true)
+	voice.end()
 
 	stopChecks()
 	rep.Checks = <-checksDone
 	p.probes.Wait()
+	p.media.Wait()
 	<-rpmDone
 	for _, c := range rep.Checks {
 		if len(rep.Lines) == 0 || rep.Lines[len(rep.Lines)-1] != c.Line {
@@ -399,23 +435,142 @@ func (p *Phone) Turn(ctx context.Context, plan Plan) (*Report, error) {
 	bg.Wait()
 
 	if plan.Leak != "" && plan.Leak != semconv.LivePlayers && plan.Leak != semconv.LiveMicEngines {
-		_ = live.Add(plan.Leak, 1)
+		live.Add(plan.Leak, 1)
 	}
 	rep.PoolResets = p.lanes.Resets()
-	rep.NotSent = p.lanes.TakeNotSent()
-	_ = turn.SetPoolResets(rep.PoolResets)
-	_ = turn.SetNotSent(rep.NotSent)
+	turn.SetPoolResets(rep.PoolResets)
+	turn.SetNotSent(rep.NotSent)
 	rep.Live = live.Snapshot()
-	if err := turn.End(); err != nil {
-		return rep, fmt.Errorf("phone: turn %d: %w", rep.Index, err)
-	}
+	turn.End()
 	return rep, nil
+}
+
+// openMic opens the microphone: the audio session, the engine's listening
+// grant, the listening socket. While it opens, the status line says which
+// of them it waits for (linkstatus.MicOpening, after the wait rule's 1.5 s).
+func (p *Phone) openMic(ctx context.Context, clk clock, plan Plan, fail func(string, error)) (instr.Listen, error) {
+	stages := &micStages{clk: clk}
+	stages.enter(semconv.StageSession)
+	line := p.watch(ctx, linkstatus.MicOpening, stages.now)
+	defer line.end()
+	session := p.cfg.Session
+	if plan.Session > 0 {
+		session = plan.Session
+	}
+	start := clk.now()
+	if err := clk.sleepUntil(ctx, start+session); err != nil {
+		return instr.Listen{}, err
+	}
+	p.activations++
+	sessionEnd := clk.now()
+	stages.enter(semconv.StageGrant)
+	if _, err := p.call(ctx, http.MethodPost, engine.PathListen, nil, lanes.KindGrant, nil); err != nil {
+		fail("grant", err)
+	}
+	grantEnd := clk.now()
+	stages.enter(semconv.StageSocket)
+	if err := p.openSocket(ctx); err != nil {
+		fail("socket", err)
+	}
+	end := clk.now()
+	return instr.Listen{Session: sessionEnd - start, Grant: grantEnd - sessionEnd, Total: end - start}, nil
+}
+
+// speech is how long she speaks this turn.
+func (p *Phone) speech(plan Plan) float64 {
+	if plan.Speech > 0 {
+		return plan.Speech
+	}
+	return p.cfg.Speech
+}
+
+// speak is her speech: the phone records while she talks, and runs its own
+// traffic meanwhile (plan.Media downloads on the bulk lane). It returns when
+// her last word ends.
+func (p *Phone) speak(ctx context.Context, clk clock, plan Plan, turn int, fail func(string, error)) (float64, error) {
+	start := clk.now()
+	for range plan.Media {
+		p.media.Add(1)
+		go func() {
+			defer p.media.Done()
+			p.download(ctx, plan.MediaFor, fail)
+		}()
+	}
+	if err := clk.sleepUntil(ctx, start+p.speech(plan)/2); err != nil {
+		return 0, err
+	}
+	if p.hooks.Speaking != nil {
+		go p.hooks.Speaking(turn)
+	}
+	if err := clk.sleepUntil(ctx, start+p.speech(plan)); err != nil {
+		return 0, err
+	}
+	return clk.now(), nil
+}
+
+// download is one media download of the phone's own, on the bulk lane.
+func (p *Phone) download(ctx context.Context, seconds float64, fail func(string, error)) {
+	url := fmt.Sprintf("%s%s?%s=%g", p.cfg.BaseURL, engine.PathMedia, engine.MediaQuery, seconds)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		fail("media", err)
+		return
+	}
+	resp, err := p.lanes.Do(req, lanes.KindDownload)
+	if err != nil {
+		fail("media", err)
+		return
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		fail("media", err)
+	}
+}
+
+// postAttempts is how many times the phone posts a turn before it gives
+// up: an app keeps what she said and posts it again.
+const postAttempts = 2
+
+// posted is the turn's post as it ended.
+type posted struct {
+	engine.Posted
+	// at is when the post had left the phone, person-seconds into the turn
+	// (0: it never did); bytes the recording's size.
+	at    float64
+	bytes int
+}
+
+// post posts the recording of her speech (speech person-seconds at the
+// microphone's rate), again once if it fails. While the post is not sent
+// the status line says for how long and beside how many other calls
+// (linkstatus.NotSent); post returns the longest it said so.
+//
+// The post has left the phone when the engine answers it: the engine
+// answers once the last byte has reached it, which the phone cannot see
+// sooner (its socket takes the bytes whether or not they get through, as a
+// stale connection shows).
+func (p *Phone) post(ctx context.Context, clk clock, speech float64, fail func(string, error)) (posted, float64) {
+	line := p.watch(ctx, linkstatus.NotSent, p.postNotSent)
+	recording := bytes.Repeat([]byte{0x11}, int(speech*DefaultRecordingRate))
+	out := posted{bytes: len(recording)}
+	for range postAttempts {
+		if _, err := p.call(ctx, http.MethodPost, engine.PathTurn, recording, lanes.KindPost, &out.Posted); err != nil {
+			fail("post", err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		out.at = clk.now()
+		break
+	}
+	return out, line.end()
 }
 
 // readLines reads the turn's line stream; every line becomes a unit whose
 // take is prepared and streamed at once, handed to out as it comes. It
 // returns the units when the stream ends.
-func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *instr.Live, fail func(string, error), out chan<- *unit) []*unit {
+func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *instr.Live, fail func(string, error), out chan<- *unit, fa *firstAudio) []*unit {
 	if turnID == "" {
 		return nil
 	}
@@ -457,16 +612,24 @@ func (p *Phone) readLines(ctx context.Context, clk clock, turnID string, live *i
 		}
 		u := &unit{index: len(units) + 1, text: msg.Text, rec: player.NewRecorder(clk.now), done: make(chan struct{})}
 		units = append(units, u)
-		go p.fetchTake(ctx, clk, u, live)
+		var first *firstAudio
+		if u.index == 1 {
+			first = fa
+		}
+		go p.fetchTake(ctx, clk, u, live, first)
 		out <- u
 	}
 }
 
 // fetchTake prepares a unit's take and streams its bytes into the unit's
-// recorder.
-func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.Live) {
+// recorder; fa, when not nil, follows the turn's first audio.
+func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.Live, fa *firstAudio) {
 	defer close(u.done)
 	defer u.rec.Close()
+	if fa != nil {
+		fa.asked.Store(max(int64(clk.now()*1000), 1))
+		defer fa.ended.Store(true)
+	}
 	body, _ := json.Marshal(engine.TakeRequest{Text: u.text})
 	var tk engine.Ticket
 	if _, err := p.call(ctx, http.MethodPost, engine.PathPrepare, body, lanes.KindPrepare, &tk); err != nil {
@@ -475,7 +638,7 @@ func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.L
 		return
 	}
 	u.take, u.queued = tk.Take, clk.now()
-	_ = live.Add(semconv.LiveTakes, 1)
+	live.Add(semconv.LiveTakes, 1)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.BaseURL+"/api/tts/take/"+tk.Take, nil)
 	if err != nil {
 		u.err = err
@@ -491,9 +654,9 @@ func (p *Phone) fetchTake(ctx context.Context, clk clock, u *unit, live *instr.L
 		u.err = fmt.Errorf("take stream: status %d", resp.StatusCode)
 		return
 	}
-	_ = live.Add(semconv.LiveByteStreams, 1)
+	live.Add(semconv.LiveByteStreams, 1)
 	defer live.Add(semconv.LiveByteStreams, -1)
-	if _, err := io.Copy(u.rec, resp.Body); err != nil {
+	if _, err := io.Copy(firstByteWriter{u.rec, fa}, resp.Body); err != nil {
 		u.err = fmt.Errorf("take stream: %w", err)
 	}
 }
@@ -536,16 +699,16 @@ func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan
 		}
 		// The player exists while the unit plays.
 		_ = clk.sleepUntil(ctx, res.Start)
-		_ = live.Add(semconv.LivePlayers, 1)
+		live.Add(semconv.LivePlayers, 1)
 		if plan.Bluetooth && u.index == btUnit {
 			p.routeFlap(ctx, clk, turn, res, readingStart, rep)
 		}
 		_ = clk.sleepUntil(ctx, res.End)
 		if plan.Leak != semconv.LivePlayers || u.index != 1 {
-			_ = live.Add(semconv.LivePlayers, -1)
+			live.Add(semconv.LivePlayers, -1)
 		}
-		_ = live.Add(semconv.LiveTakes, -1)
-		_ = turn.Unit(instr.Unit{
+		live.Add(semconv.LiveTakes, -1)
+		turn.Unit(instr.Unit{
 			Index: u.index, TakeID: u.take, Gap: ur.Gap, Lead: ur.Lead,
 			Underruns: res.Underruns, Silent: res.Silent, Longest: res.Longest,
 			Cushion: p.cfg.Player.Cushion, Player: player.DefaultName,
@@ -563,16 +726,13 @@ func (p *Phone) routeFlap(ctx context.Context, clk clock, turn *instr.Turn, res 
 	away := res.Start + math.Min(1, (res.End-res.Start)/3)
 	back := away + 0.4
 	_ = clk.sleepUntil(ctx, away)
-	if turn.RouteChange(away-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker}) == nil {
-		rep.RouteChanges++
-	}
+	turn.RouteChange(away-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
+	rep.RouteChanges++
 	_ = clk.sleepUntil(ctx, back)
-	if turn.RouteChange(back-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs) == nil {
-		rep.RouteChanges++
-	}
-	if turn.MarkStutter() == nil {
-		rep.Stutter = true
-	}
+	turn.RouteChange(back-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs)
+	rep.RouteChanges++
+	turn.MarkStutter()
+	rep.Stutter = true
 }
 
 // call makes one buffered call and decodes its JSON answer into out (when

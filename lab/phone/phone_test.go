@@ -33,7 +33,8 @@ func newRig(t *testing.T, cfg engine.Config, hooks Hooks) *rig {
 	t.Helper()
 	spans := tracetest.NewInMemoryExporter()
 	sdk, err := instr.Setup(context.Background(), instr.WithServiceName(semconv.ServicePhone),
-		instr.WithSpanExporter(spans), instr.WithMetricReader(sdkmetric.NewManualReader()), instr.WithTimeScale(scale))
+		instr.WithSpanExporter(spans), instr.WithMetricReader(sdkmetric.NewManualReader()), instr.WithTimeScale(scale),
+		instr.WithErrorHandler(func(err error) { t.Errorf("the phone's reading was refused: %v", err) }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,7 +34,20 @@ type Expect struct {
 	Link string
 	// Missed judges the turn's progress checks.
 	Missed Missed
+	// Waits are the wait lines (semconv.WaitStatuses) the phone must show
+	// during the turn. The waits and the stale connection are held both
+	// ways: each must show on the turns that expect it (in Waits, or in
+	// Link for the stale connection) and never on any other.
+	Waits []string
 }
+
+// Strict are the status lines a turn must show exactly when it expects
+// them: the waits and the stale connection, the lines this lab shows only
+// when their fault is injected.
+var Strict = append([]string{semconv.LinkStatusStaleConnection}, semconv.WaitStatuses...)
+
+// Shows reports whether the turn expects the status line s.
+func (e Expect) Shows(s string) bool { return e.Link == s || slices.Contains(e.Waits, s) }
 
 // String is the expectation as the demo prints it.
 func (e Expect) String() string {
@@ -47,10 +61,38 @@ func (e Expect) String() string {
 	if e.Missed != MissedAny {
 		parts = append(parts, "missed checks "+e.Missed.String())
 	}
+	if len(e.Waits) > 0 {
+		parts = append(parts, "shows "+strings.Join(e.Waits, "+"))
+	}
 	if len(parts) == 0 {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Links of a turn.
+const (
+	LinkWifi = ""    // hotel Wi-Fi: the lab's link as it is
+	LinkLTE  = "lte" // LTE: network.connection.type cell, subtype lte, with LTEShape
+)
+
+// LTEShape is an LTE link: 30 ms each way, 1.5 MB/s up. A turn on LTE gets
+// it under its own shape's limits.
+var LTEShape = faults.Shape{Latency: 0.03, Uplink: 1.5 * (1 << 20)}
+
+// ShapeOf is the link's shape for the turn: its own, on LTE with LTEShape's
+// latency and uplink where its own sets none.
+func (t Turn) ShapeOf() faults.Shape {
+	sh := t.Shape
+	if t.Link == LinkLTE {
+		if sh.Latency == 0 {
+			sh.Latency = LTEShape.Latency
+		}
+		if sh.Uplink == 0 {
+			sh.Uplink = LTEShape.Uplink
+		}
+	}
+	return sh
 }
 
 // Lanes arrangements of the phone.
@@ -102,6 +144,25 @@ type Turn struct {
 	// Upload is the bytes of the microphone-rate copy posted with the turn
 	// (0: DefaultUpload); it rides the bulk lane beside the takes.
 	Upload int
+
+	// Speech is how long she speaks, person-seconds (0: the phone's 3 s).
+	// The turn starts from it: at its end (and the end-of-speech window)
+	// the phone posts her recording, Speech seconds of 16 kHz 16-bit mono
+	// PCM (32 KB/s: a minute is about 2 MB), over the link.
+	Speech float64
+	// Link is the network path: LinkWifi or LinkLTE.
+	Link string
+	// Session, Grant and Socket slow the microphone's stages by this many
+	// person-seconds: the audio session's activation, the engine's
+	// listening grant, the listening socket (0: healthy).
+	Session, Grant, Socket float64
+	// Media is how many downloads of the phone's own start as she begins to
+	// speak, each streaming MediaFor person-seconds on the bulk lane.
+	Media    int
+	MediaFor float64
+	// StaleWhileSpeaking makes every open connection stale halfway through
+	// her speech, before her post.
+	StaleWhileSpeaking bool
 }
 
 // Scenario is a named run of turns.
@@ -193,15 +254,19 @@ func words(n int) string {
 var All = []Scenario{
 	{
 		Name:    "healthy",
-		Summary: "a healthy engine over a clean link: no rule fires",
-		Turns:   repeat(2, Turn{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}}),
+		Summary: "a healthy engine over a clean link, on Wi-Fi then on LTE: no rule fires",
+		Turns: []Turn{
+			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}},
+			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}, Link: LinkLTE},
+		},
 	},
 	{
 		Name:    "network",
-		Summary: "the link carries audio slower than it plays (half the byte rate): underruns on takes made in time",
+		Summary: "the LTE link carries audio slower than it plays (half the byte rate): underruns on takes made in time",
 		Turns: repeat(2, Turn{
 			Expect: Expect{Cause: semconv.CauseNetwork},
 			Shape:  faults.Shape{Bandwidth: 0.5 * audioBytes},
+			Link:   LinkLTE,
 		}),
 	},
 	{
@@ -230,17 +295,17 @@ var All = []Scenario{
 	},
 	{
 		Name:    "stale-pool",
-		Summary: "kept-alive connections go stale while she reads: two checks time out, the pool heals, the tally moves",
+		Summary: "kept-alive connections go stale while she reads: a check times out, a fresh connection answers and the pool's does not (\"Pippa is answering on a fresh connection…\"), the pool heals, the tally moves",
 		Turns: []Turn{
 			{Expect: Expect{Cause: semconv.CauseNone}},
-			{Expect: Expect{Cause: semconv.CausePool, Missed: MissedSome}, StaleAfterTakes: true, Reply: longReply},
+			{Expect: Expect{Cause: semconv.CausePool, Link: semconv.LinkStatusStaleConnection, Missed: MissedSome}, StaleAfterTakes: true, Reply: longReply},
 			{Expect: Expect{Cause: semconv.CauseNone}},
 		},
 	},
 	{
 		Name:    "late-words",
-		Summary: "the reply's later units are queued after the previous one ended: negative leads",
-		Turns:   repeat(2, Turn{Expect: Expect{Cause: semconv.CauseWait}, Reply: lateReply}),
+		Summary: "the reply's later units are queued after the previous one ended, on LTE: negative leads",
+		Turns:   repeat(2, Turn{Expect: Expect{Cause: semconv.CauseWait}, Reply: lateReply, Link: LinkLTE}),
 	},
 	{
 		Name:    "engine-restart",
@@ -271,13 +336,61 @@ var All = []Scenario{
 		Name:    "burst",
 		Summary: "four take streams, the upload and the line stream fill one shared pool of six and the check starves; with the lanes split it never waits",
 		Turns: []Turn{
-			{Expect: Expect{Missed: MissedSome}, Lanes: LanesShared, Rate: burstRate, FirstByte: burstFirstByte,
+			{Expect: Expect{Missed: MissedSome, Waits: []string{semconv.LinkStatusVoiceLate}}, Lanes: LanesShared, Rate: burstRate, FirstByte: burstFirstByte,
 				Reply: burstReply, LinesOpen: burstLinesOpen, Upload: burstUpload, Shape: faults.Shape{Uplink: burstUplink}},
-			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone}, Lanes: LanesSplit, Rate: burstRate, FirstByte: burstFirstByte,
+			{Expect: Expect{Cause: semconv.CauseNone, Missed: MissedNone, Waits: []string{semconv.LinkStatusVoiceLate}}, Lanes: LanesSplit, Rate: burstRate, FirstByte: burstFirstByte,
 				Reply: burstReply, LinesOpen: burstLinesOpen, Upload: burstUpload, Shape: faults.Shape{Uplink: burstUplink}},
 		},
 	},
+	{
+		Name:    "slow-mic",
+		Summary: "the microphone waits 2.5 s on one stage a turn (the audio session, the engine's listening grant, the listening socket): \"Opening the microphone…\" names it",
+		Turns: []Turn{
+			{Expect: Expect{Cause: semconv.CauseWait, Waits: []string{semconv.LinkStatusMicOpening}}, Session: slowStage},
+			{Expect: Expect{Cause: semconv.CauseWait, Waits: []string{semconv.LinkStatusMicOpening}}, Grant: slowStage},
+			{Expect: Expect{Cause: semconv.CauseWait, Waits: []string{semconv.LinkStatusMicOpening}}, Socket: slowStage},
+		},
+	},
+	{
+		Name:    "voice-late",
+		Summary: "the engine takes 6 s to a take's first byte: \"Getting her voice ready…\", and the bulk lane's own probe answers, so Pippa is still making it",
+		Turns:   []Turn{{Expect: Expect{Cause: semconv.CauseNone, Waits: []string{semconv.LinkStatusVoiceLate}}, FirstByte: 6}},
+	},
+	{
+		Name:    "dictation",
+		Summary: "she dictates for half a minute on Wi-Fi (a 0.9 MB post): it leaves within the end-of-speech window",
+		Turns:   []Turn{{Expect: Expect{Cause: semconv.CauseNone}, Speech: 30}},
+	},
+	{
+		Name:    "dictation-lte",
+		Summary: "she dictates for a minute on LTE (a 1.8 MB post at 1.5 MB/s up): it leaves within the end-of-speech window plus the upload",
+		Turns:   []Turn{{Expect: Expect{Cause: semconv.CauseNone}, Speech: 60, Link: LinkLTE}},
+	},
+	{
+		Name: "held-post",
+		Summary: "six downloads of the phone's own fill one shared pool while she dictates: her post waits behind them (\"not sent for …\"), over the done reading's budget; " +
+			"with the lanes split it leaves at once and the takes wait on the busy bulk lane instead (\"Getting her voice ready…\")",
+		Turns: []Turn{
+			{Expect: Expect{Cause: semconv.CauseNone, Waits: []string{semconv.LinkStatusNotSent}}, Lanes: LanesShared, Speech: heldSpeech, Media: heldMedia, MediaFor: heldMediaFor},
+			{Expect: Expect{Cause: semconv.CauseNone, Waits: []string{semconv.LinkStatusVoiceLate}}, Lanes: LanesSplit, Speech: heldSpeech, Media: heldMedia, MediaFor: heldMediaFor},
+		},
+	},
+	{
+		Name:    "stale-post",
+		Summary: "the kept-alive connection goes stale while she dictates: her post is written into it and never arrives (\"not sent for …\") until it is posted again on a fresh one",
+		Turns:   []Turn{{Expect: Expect{Cause: semconv.CauseNone, Waits: []string{semconv.LinkStatusNotSent}}, Speech: 6, StaleWhileSpeaking: true}},
+	},
 }
+
+// The waits' switches: a microphone stage slow enough for the wait rule and
+// its line (over 1.5 s); a dictation held behind a pool's
+// worth of the phone's own downloads that end about 4 s after she stops.
+const (
+	slowStage    = 2.5
+	heldSpeech   = 10.0
+	heldMedia    = 6
+	heldMediaFor = heldSpeech + 5
+)
 
 func repeat(n int, t Turn) []Turn {
 	ts := make([]Turn, n)
@@ -344,6 +457,17 @@ func (t Turn) validate() error {
 	}
 	if t.Rate < 0 || t.FirstByte < 0 || t.RestartFor < 0 || t.OfflineFor < 0 || t.Upload < 0 || t.LinesOpen < 0 {
 		return fmt.Errorf("negative rate, restart, offline or upload")
+	}
+	if t.Speech < 0 || t.Session < 0 || t.Grant < 0 || t.Socket < 0 || t.Media < 0 || t.MediaFor < 0 {
+		return fmt.Errorf("negative speech, microphone stage or media")
+	}
+	if t.Link != LinkWifi && t.Link != LinkLTE {
+		return fmt.Errorf("link %q is not wifi (\"\") or %s", t.Link, LinkLTE)
+	}
+	for _, w := range t.Expect.Waits {
+		if !contains(semconv.WaitStatuses, w) {
+			return fmt.Errorf("expected wait %q is not one of %v", w, semconv.WaitStatuses)
+		}
 	}
 	if err := t.Shape.Validate(); err != nil {
 		return err

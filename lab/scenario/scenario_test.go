@@ -48,6 +48,34 @@ func TestEveryCauseHasAScenario(t *testing.T) {
 	}
 }
 
+// Every line the lab holds both ways (the waits, the stale connection) is
+// expected by some turn, the done reading has turns on Wi-Fi and on LTE,
+// and some turn dictates a minute (about 2 MB at the microphone's rate).
+func TestEveryLineAndLinkHasATurn(t *testing.T) {
+	shows, links := map[string]bool{}, map[string]bool{}
+	longest := 0.0
+	for _, s := range All {
+		for _, tu := range s.Turns {
+			for _, l := range Strict {
+				shows[l] = shows[l] || tu.Expect.Shows(l)
+			}
+			links[tu.Link] = true
+			longest = max(longest, tu.Speech)
+		}
+	}
+	for _, l := range Strict {
+		if !shows[l] {
+			t.Errorf("no turn expects the line %s", l)
+		}
+	}
+	if !links[LinkWifi] || !links[LinkLTE] {
+		t.Errorf("links %v: want turns on Wi-Fi and on LTE", links)
+	}
+	if mb := longest * phone.DefaultRecordingRate / 1e6; mb < 1.8 {
+		t.Errorf("the longest dictation posts %.1f MB; want a minute's (about 2 MB)", mb)
+	}
+}
+
 // The leak scenario names state from the turn where three rises in a row
 // are first visible (the 4th: counts 1→2→3→4), none before.
 func TestLeakExpectsStateFromTheFourthTurn(t *testing.T) {
@@ -86,6 +114,10 @@ func TestValidateRejects(t *testing.T) {
 		{Name: "x", Turns: []Turn{{Lanes: "three"}}},
 		{Name: "x", Turns: []Turn{{Rate: -1}}},
 		{Name: "x", Turns: []Turn{{Reply: []Line{{Text: " "}}}}},
+		{Name: "x", Turns: []Turn{{Link: "5g"}}},
+		{Name: "x", Turns: []Turn{{Speech: -1}}},
+		{Name: "x", Turns: []Turn{{Media: -1}}},
+		{Name: "x", Turns: []Turn{{Expect: Expect{Waits: []string{semconv.LinkStatusDeviceOffline}}}}},
 	}
 	for i, s := range bad {
 		if s.Validate() == nil {
@@ -102,6 +134,7 @@ func TestExpectString(t *testing.T) {
 		{Expect{}, "-"},
 		{Expect{Cause: "none", Missed: MissedNone}, "none, missed checks none"},
 		{Expect{Link: "device_offline"}, "link device_offline"},
+		{Expect{Cause: "none", Waits: []string{"not_sent", "voice_late"}}, "none, shows not_sent+voice_late"},
 	} {
 		if got := c.e.String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
