@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
 
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
@@ -42,6 +43,11 @@ type Config struct {
 	// Recent is how many verdict span IDs counted recently are remembered:
 	// a verdict seen again within them is not counted again.
 	Recent int `mapstructure:"recent"`
+	// Storage names a storage extension that keeps the counted IDs, so a
+	// verdict decided again after a restart is not counted again. With
+	// shared_storage the IDs join the verdict processor's commit; with
+	// another extension (file_storage) each delivery commits on its own.
+	Storage *component.ID `mapstructure:"storage"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -71,22 +77,54 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return &counter{next: next, tel: tel, recent: idring.New[pcommon.SpanID](c.Recent), counting: map[pcommon.SpanID]chan struct{}{}}, nil
+	return &counter{cfg: c, id: set.ID, logger: set.Logger, next: next, tel: tel,
+		recent: idring.New[pcommon.SpanID](c.Recent), counting: map[pcommon.SpanID]chan struct{}{}}, nil
 }
 
-// counter is the connector. Its only state is the ring of verdict span IDs
-// counted recently, and the IDs being counted now.
+// counter is the connector. Its state is the ring of verdict span IDs
+// counted recently (kept in storage when configured), and the IDs being
+// counted now.
 type counter struct {
-	component.StartFunc
-	component.ShutdownFunc
-	next consumer.Metrics
-	tel  *metadata.TelemetryBuilder
+	cfg    *Config
+	id     component.ID
+	logger *zap.Logger
+	next   consumer.Metrics
+	tel    *metadata.TelemetryBuilder
 
 	mu     sync.Mutex
 	recent *idring.Ring[pcommon.SpanID]
 	// counting holds the verdicts a delivery has claimed and not yet
 	// settled; another delivery of one of them waits for the outcome.
 	counting map[pcommon.SpanID]chan struct{}
+	store    *countedStore // nil without storage
+}
+
+// Start reads back the verdicts counted before, when storage is
+// configured.
+func (c *counter) Start(ctx context.Context, host component.Host) error {
+	if c.cfg.Storage == nil {
+		return nil
+	}
+	store, ids, err := openCounted(ctx, host, *c.cfg.Storage, c.id, c.cfg.Recent)
+	if err != nil {
+		return fmt.Errorf("verdict count connector: %w", err)
+	}
+	for _, id := range ids {
+		c.recent.Add(id)
+	}
+	c.store = store
+	if len(ids) > 0 {
+		c.logger.Info("verdict count connector: the verdicts counted before read back", zap.Int("verdicts", c.recent.Len()))
+	}
+	return nil
+}
+
+// Shutdown closes the storage client.
+func (c *counter) Shutdown(ctx context.Context) error {
+	if c.store == nil {
+		return nil
+	}
+	return c.store.close(ctx)
 }
 
 func (c *counter) Capabilities() consumer.Capabilities {
@@ -114,6 +152,9 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
+	if c.store != nil {
+		return c.countStored(ctx, ids, md)
+	}
 	err = c.next.ConsumeMetrics(ctx, md)
 	c.settle(ids, err == nil)
 	if err != nil {
@@ -121,6 +162,41 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	c.tel.ConnectorVerdictcountVerdicts.Add(ctx, int64(len(ids)))
 	return nil
+}
+
+// countStored stores the IDs of the verdicts claimed and, once they are
+// stored, sends their counts on: a count is never seen before the verdict
+// it counts is remembered. With a shared commit (shared_storage) the IDs
+// join the next commit of the verdict processor, which comes before the
+// request that sent the verdicts is answered, and the counts go on after
+// it; otherwise they are committed here.
+func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, md pmetric.Metrics) error {
+	c.mu.Lock()
+	ops, seq := c.store.opsFor(ids)
+	c.mu.Unlock()
+	done := func(err error) error {
+		if err != nil {
+			c.mu.Lock()
+			c.store.failed(ops)
+			c.mu.Unlock()
+			c.settle(ids, false)
+			c.logger.Warn("verdict count connector: the counted verdicts could not be stored; their counts are not made", zap.Error(err))
+			return fmt.Errorf("verdict count connector: storing the counted verdicts: %w", err)
+		}
+		c.mu.Lock()
+		c.store.committed(seq, len(ids))
+		c.mu.Unlock()
+		// Stored: from here on they count. The counters' pipeline never
+		// refuses (a resource processor, the Prometheus exporter); if it
+		// does, the counts are lost, and said so.
+		if err := c.next.ConsumeMetrics(context.WithoutCancel(ctx), md); err != nil {
+			c.logger.Error("verdict count connector: counts stored but refused downstream", zap.Int("verdicts", len(ids)), zap.Error(err))
+		}
+		c.settle(ids, true)
+		c.tel.ConnectorVerdictcountVerdicts.Add(context.Background(), int64(len(ids)))
+		return nil
+	}
+	return c.store.commit(ctx, ops, done)
 }
 
 // claim takes the batch's verdicts not counted and not being counted, and
