@@ -38,8 +38,9 @@ var (
 	// change: an older [voice-turn] line gives only the count of changes.
 	routeChangeSentence = regexp.MustCompile(`; route change at [0-9.]+ s \([^)]*\) on a turn that (stuttered|underran)`)
 	// forcedSentence is how a forced verdict starts: a turn whose take never
-	// came waits over OTLP, and is decided when a file's reading ends.
-	forcedSentence = regexp.MustCompile(`^forced (after waiting [^:;]+|at shutdown)`)
+	// came waits over OTLP ("forced after waiting 5s: missing take t2"), and
+	// is decided when the files end ("the input ended before take t2 came").
+	forcedSentence = regexp.MustCompile(`^(forced after waiting [^:;]+: missing take ([^;]+)|the input ended before take ([^;]+) came)`)
 	// outsideStages is the wait rule's seconds of a microphone's opening
 	// that lay outside the grant and the session: the total less the two,
 	// which a [voice-turn] line carries rounded to the centisecond each.
@@ -112,7 +113,7 @@ func TestLinesGiveTheVerdictsOfOTLP(t *testing.T) {
 		if forcedSentence.MatchString(want) != gotForced {
 			t.Errorf("%s turn %d: forced over OTLP %v, from lines %v", tr.Scenario, tr.Turn, forcedSentence.MatchString(want), gotForced)
 		}
-		want, got = forcedSentence.ReplaceAllString(want, "forced"), forcedSentence.ReplaceAllString(got, "forced")
+		want, got = forcedSentence.ReplaceAllString(want, "forced: missing take $2$3"), forcedSentence.ReplaceAllString(got, "forced: missing take $2$3")
 		want = sameOutside(want, got)
 		if l.Cause != tr.Cause || strings.Join(l.Causes, ",") != strings.Join(tr.Causes, ",") || got != want {
 			t.Errorf("%s turn %d: from lines %s %v\n  %s\nover OTLP %s %v\n  %s", tr.Scenario, tr.Turn, l.Cause, l.Causes, got, tr.Cause, tr.Causes, want)

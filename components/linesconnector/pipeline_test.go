@@ -65,7 +65,10 @@ func newPipeline(t testing.TB, mut func(*linesconnector.Config)) *pipeline {
 	ctx := context.Background()
 	p := &pipeline{t: t, ctx: ctx, out: new(consumertest.TracesSink), made: new(consumertest.TracesSink), tel: componenttest.NewTelemetry()}
 	pf := verdictprocessor.NewFactory()
-	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pf.CreateDefaultConfig(), p.out)
+	// A day's lines are a finite input, as percause lines reads them.
+	pcfg := pf.CreateDefaultConfig().(*verdictprocessor.Config)
+	pcfg.EndOfInput = true
+	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, p.out)
 	if err != nil {
 		t.Fatal(err)
 	}

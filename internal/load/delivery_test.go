@@ -13,7 +13,7 @@ import (
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/load"
 	"github.com/percause/percause/internal/testenv"
-	"github.com/percause/percause/lab/verdicts"
+	"github.com/percause/percause/verdict"
 )
 
 // These tests run the real percause binary on the embedded default's file
@@ -80,7 +80,12 @@ func TestRefusalsCountedOnce(t *testing.T) {
 // TestCrashLosesNoAcceptedTurn: turns stream in, the collector is killed
 // with SIGKILL mid-stream and restarted on the same data folder and ports;
 // the client sends again what got no answer. Every turn ends with exactly
-// one verdict in the verdict file, the one its cause should get.
+// one verdict in the verdict file, the one its cause should get. The
+// counters are checked across the restart too: the old process is scraped
+// as Prometheus would, and what its last scrape and the new process count
+// together is never more than the turns sent of each cause (nothing
+// counted twice), and short of it by no more than the verdicts decided
+// after that last scrape (the increments a dead process takes with it).
 func TestCrashLosesNoAcceptedTurn(t *testing.T) {
 	c := startCollector(t, "crash")
 	const turns = 15000
@@ -99,9 +104,11 @@ func TestCrashLosesNoAcceptedTurn(t *testing.T) {
 		})
 		done <- err
 	}()
+	scraper := scrapeUntilKilled(c.PromURL)
 	testenv.WaitFor(t, 60*time.Second, "a few thousand turns accepted", func() bool { return accepted.Load() >= 3000 })
 	c.Kill()
 	beforeKill := accepted.Load()
+	old := scraper.stop()
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +118,13 @@ func TestCrashLosesNoAcceptedTurn(t *testing.T) {
 	t.Logf("%d turns accepted before the kill, %d in all; %d requests sent again after no answer", beforeKill, len(want), s.Failed.Load())
 
 	var got map[string][]string
+	var decided map[string]time.Time
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if got = readVerdicts(t, c.Verdicts); len(got) >= len(want) || time.Now().After(deadline) {
+		if got, decided = readVerdicts(t, c.Verdicts); len(got) >= len(want) || time.Now().After(deadline) {
 			break
 		}
 	}
+	checkCountersAcrossTheKill(t, c, want, decided, old)
 	var missing, twice, wrong int
 	for id, cause := range want {
 		vs := got[id]
@@ -139,30 +148,115 @@ func TestCrashLosesNoAcceptedTurn(t *testing.T) {
 	}
 }
 
-// readVerdicts reads the verdict file: causes by trace ID, in file order.
-func readVerdicts(t *testing.T, path string) map[string][]string {
+// readVerdicts reads the verdict file: causes by trace ID, in file order,
+// and when the first verdict of each was decided.
+func readVerdicts(t *testing.T, path string) (map[string][]string, map[string]time.Time) {
 	t.Helper()
-	out := map[string][]string{}
+	out, decided := map[string][]string{}, map[string]time.Time{}
 	f, err := os.Open(path)
 	if err != nil {
-		return out
+		return out, decided
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		vs, err := verdicts.Parse(sc.Bytes())
+		vs, err := verdict.Parse(sc.Bytes())
 		if err != nil {
 			t.Fatalf("a line of the verdict file is not OTLP/JSON: %v", err)
 		}
 		for _, v := range vs {
-			out[v.TraceID] = append(out[v.TraceID], v.Cause)
+			id := v.TraceID.String()
+			out[id] = append(out[id], v.Cause)
+			if _, ok := decided[id]; !ok {
+				decided[id] = v.Decided.AsTime()
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	return out, decided
+}
+
+// scraper reads a Prometheus endpoint every few milliseconds, as a fast
+// Prometheus would, and keeps the last scrape that answered.
+type scraper struct {
+	quit chan struct{}
+	done chan struct{}
+	last load.Counts
+	at   time.Time
+}
+
+func scrapeUntilKilled(url string) *scraper {
+	s := &scraper{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case <-s.quit:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			at := time.Now()
+			if c, err := load.Turns(context.Background(), url); err == nil {
+				s.last, s.at = c, at
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the scraping and returns the last scrape.
+func (s *scraper) stop() *scraper {
+	close(s.quit)
+	<-s.done
+	return s
+}
+
+// checkCountersAcrossTheKill holds the old process's last scrape and the
+// new process's counts to the turns sent, by cause.
+func checkCountersAcrossTheKill(t *testing.T, c *load.Collector, want map[string]string, decided map[string]time.Time, old *scraper) {
+	t.Helper()
+	if old.at.IsZero() {
+		t.Fatal("the old process was never scraped: the counters were not checked across the kill")
+	}
+	sent := map[string]float64{}
+	var late float64 // decided after the last scrape (allowing the scrape's own moment)
+	for id, cause := range want {
+		sent[cause]++
+		if d, ok := decided[id]; ok && d.After(old.at.Add(-50*time.Millisecond)) {
+			late++
+		}
+	}
+	var now load.Counts
+	var total, sentTotal float64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		n, err := load.Turns(context.Background(), c.PromURL)
+		if err == nil {
+			now = n
+		}
+		total = 0
+		for _, v := range now.By {
+			total += v
+		}
+		for _, v := range old.last.By {
+			total += v
+		}
+		if total >= float64(len(want))-late || time.Now().After(deadline) {
+			break
+		}
+	}
+	for cause, n := range sent {
+		sentTotal += n
+		if got := old.last.By[cause] + now.By[cause]; got > n {
+			t.Errorf("%s: %v counted across the kill (last scrape %v + after %v), %v sent: counted twice", cause, got, old.last.By[cause], now.By[cause], n)
+		}
+	}
+	t.Logf("counters: %v at the old process's last scrape, %v since the restart, %v sent; %v verdicts decided after the last scrape", old.last.By, now.By, sentTotal, late)
+	if total < sentTotal-late {
+		t.Errorf("counters: %v counted across the kill, %v sent, %v decided after the last scrape: more lost than a dead process takes", total, sentTotal, late)
+	}
 }
 
 // TestFleetStaysBounded: 100,000 turns from 20,000 installations, each
