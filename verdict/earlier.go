@@ -82,10 +82,27 @@ func (t *Turn) CarriesHistory() bool {
 }
 
 // NeedsEarlier reports whether the turn's cross-turn rules read its
-// launch's previous turn from a holder: it reports a tally or live counts
-// without history of its own, and it is not its launch's first turn.
-func (t *Turn) NeedsEarlier() bool {
-	return t.Index > 1 && !t.CarriesHistory() && (t.HasPoolResets || len(t.Live) > 0)
+// launch's earlier turns from a holder: it is not its launch's first turn,
+// carries no history of its own, and reports a reading those turns could
+// make a rule of: a tally above 0 (a tally of 0 never moved), or a live
+// count of at least rising (a count that rose on each of the last rising
+// turns from 0 or more is at least that).
+func (t *Turn) NeedsEarlier(rising int) bool {
+	if t.Index <= 1 || t.CarriesHistory() {
+		return false
+	}
+	return t.poolReadsEarlier() || t.liveReadsEarlier(rising)
+}
+
+func (t *Turn) poolReadsEarlier() bool { return t.HasPoolResets && t.PoolResets > 0 }
+
+func (t *Turn) liveReadsEarlier(rising int) bool {
+	for _, ls := range t.Live {
+		if ls.Series[len(ls.Series)-1] >= int64(rising) {
+			return true
+		}
+	}
+	return false
 }
 
 // crossTurn is what the pool and state rules read across turns: the
@@ -117,7 +134,7 @@ func readCrossTurn(t *Turn, e *Earlier, rising int) crossTurn {
 		x.poolBefore = prev.Pool
 	case t.Index <= 1:
 		x.firstTurn = true
-	case t.HasPoolResets:
+	case t.poolReadsEarlier():
 		x.unseen = t.Index - 1
 	}
 	x.live = make([]LiveSeries, len(t.Live))
@@ -131,8 +148,9 @@ func readCrossTurn(t *Turn, e *Earlier, rising int) crossTurn {
 		}
 		kept := keptSeries(ls.Kind, t.Index, e, rising)
 		x.live[i] = LiveSeries{Kind: ls.Kind, Series: append(kept, ls.Series...)}
-		// The turn before the kept run, when the rule would have read it.
-		if missing := t.Index - int64(len(kept)) - 1; len(kept) < rising && missing >= 1 && x.unseen == 0 {
+		// The turn before the kept run, when the rule could have fired on it.
+		if missing := t.Index - int64(len(kept)) - 1; len(kept) < rising && missing >= 1 && x.unseen == 0 &&
+			ls.Series[len(ls.Series)-1] >= int64(rising) {
 			x.unseen = missing
 		}
 	}

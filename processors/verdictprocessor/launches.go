@@ -58,7 +58,7 @@ func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out
 // it, so it waits for nothing.
 func (p *verdictProcessor) previousKnown(e *pending.Entry) bool {
 	t := e.Turn
-	if !t.NeedsEarlier() || len(t.Problems) > 0 {
+	if !t.NeedsEarlier(p.cfg.Rules.RisingTurns) || len(t.Problems) > 0 {
 		return true
 	}
 	k, ok := p.launchOf(e)
