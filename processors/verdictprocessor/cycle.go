@@ -14,29 +14,45 @@ import (
 // whose retry is welcome; and the work of many requests costs one
 // downstream call and one commit (group commit).
 // docs/decisions/0220-at-least-once-through-the-processor.md says why.
+//
+// Who runs a cycle: a request that finds the processor idle (no cycle
+// running, nobody else waiting) runs its own cycle at once, in its own
+// goroutine: a household's phone and engine pay no hand-off and no wait.
+// Otherwise the cycler's goroutine runs the next cycle as soon as the
+// running one ends, after letting more requests join it when many are
+// already waiting (gatherFrom), up to cycleEvery after the last cycle
+// began: many senders share one commit
+// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md).
 
-// cycleEvery is the shortest time between two cycles. A request that finds
-// the processor idle is served at once; under load the requests of up to
-// this long share a cycle.
-const cycleEvery = 5 * time.Millisecond
+// Gathering: a cycle that already has gatherFrom requests waiting (many
+// senders at once) lets more join, up to cycleEvery after the last cycle
+// began.
+const (
+	gatherFrom = 3
+	cycleEvery = 5 * time.Millisecond
+)
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
 	done      chan struct{}
+	waiters   int   // requests waiting for it
 	emitErr   error // the next consumer's answer for the verdicts sent
 	commitErr error // the storage's answer for the changes stored
 }
 
 func newCycle() *cycle { return &cycle{done: make(chan struct{})} }
 
-// cycler runs the cycles of one processor. Its current cycle and queue are
-// guarded by the processor's lock.
+// cycler runs the cycles of one processor. Its state is guarded by the
+// processor's lock.
 type cycler struct {
 	p      *verdictProcessor
-	cur    *cycle
-	queued []decision
+	cur    *cycle     // the next cycle, gathering
+	queued []decision // its verdicts
+	// running is the cycle being run, nil when none is.
+	running   *cycle
+	lastStart time.Time
 
-	running bool
+	started bool
 	kick    chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
@@ -44,22 +60,22 @@ type cycler struct {
 
 func newCycler(p *verdictProcessor) *cycler { return &cycler{p: p, cur: newCycle()} }
 
-// start runs the cycles in a goroutine of their own.
+// start runs the cycler's goroutine.
 func (c *cycler) start() {
 	c.kick, c.quit, c.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	c.running = true
+	c.started = true
 	go c.loop()
 }
 
 // stop runs a last cycle and stops. A poke after it (a failed commit's
 // retry timer) lands in a channel nobody reads.
 func (c *cycler) stop() {
-	if !c.running {
+	if !c.started {
 		return
 	}
 	close(c.quit)
 	<-c.done
-	c.running = false
+	c.started = false
 }
 
 // poke asks for a cycle.
@@ -84,8 +100,19 @@ func (c *cycler) queueLocked(ds []decision) (*cycle, bool) {
 	return c.cur, queued
 }
 
-// await asks for a cycle and waits for cy to end.
+// await waits for cy to end: running it at once when the processor is
+// idle, else leaving it to the cycler.
 func (c *cycler) await(ctx context.Context, cy *cycle) error {
+	p := c.p
+	p.mu.Lock()
+	cy.waiters++
+	if c.started && c.running == nil && cy == c.cur && cy.waiters == 1 {
+		ds := c.takeLocked()
+		p.mu.Unlock()
+		c.run(cy, ds) // anyone who came meanwhile poked the cycler, which waits for this to end
+		return nil
+	}
+	p.mu.Unlock()
 	c.poke()
 	select {
 	case <-cy.done:
@@ -95,45 +122,76 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 	}
 }
 
+// takeLocked makes the gathering cycle the running one and returns its
+// verdicts.
+func (c *cycler) takeLocked() []decision {
+	ds := c.queued
+	c.running, c.lastStart = c.cur, time.Now()
+	c.cur, c.queued = newCycle(), nil
+	return ds
+}
+
+// loop runs the cycles the requests leave to it (and those nobody waits
+// for: a sweep's, a failed commit's retry, what settled verdicts leave to
+// store), one after another, until stopped; then one last.
 func (c *cycler) loop() {
 	defer close(c.done)
-	var last time.Time
 	for {
 		select {
 		case <-c.kick:
 		case <-c.quit:
-			c.run()
+			c.runNext(false)
 			return
 		}
-		if d := cycleEvery - time.Since(last); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-c.quit:
-				t.Stop()
-			}
-		}
-		last = time.Now()
-		c.run()
+		c.runNext(true)
 	}
 }
 
-// run sends the verdicts queued since the last cycle, settles them, stores
-// what changed and wakes the requests that wait for it.
-func (c *cycler) run() {
+// runNext waits for a running cycle to end, lets more join when many wait
+// (gather), and runs the next cycle.
+func (c *cycler) runNext(gather bool) {
+	p := c.p
+	for {
+		p.mu.Lock()
+		running := c.running
+		if running == nil {
+			break
+		}
+		p.mu.Unlock()
+		<-running.done
+	}
+	if wait := cycleEvery - time.Since(c.lastStart); gather && c.cur.waiters >= gatherFrom && wait > 0 {
+		p.mu.Unlock()
+		time.Sleep(wait)
+		p.mu.Lock()
+		for c.running != nil { // an idle request cannot start one while others wait
+			running := c.running
+			p.mu.Unlock()
+			<-running.done
+			p.mu.Lock()
+		}
+	}
+	cy := c.cur
+	ds := c.takeLocked()
+	p.mu.Unlock()
+	c.run(cy, ds)
+}
+
+// run sends the verdicts of one cycle, settles them, stores what changed
+// and wakes the requests that wait for it.
+func (c *cycler) run(cy *cycle, ds []decision) {
 	ctx := context.Background()
 	p := c.p
-	p.mu.Lock()
-	cy := c.cur
-	c.cur = newCycle()
-	ds := c.queued
-	c.queued = nil
-	p.mu.Unlock()
 	if len(ds) > 0 {
 		cy.emitErr = p.sendNow(ctx, ds)
 	}
 	if p.state != nil {
 		cy.commitErr = p.commit(ctx)
 	}
+	p.mu.Lock()
+	if c.running == cy {
+		c.running = nil
+	}
+	p.mu.Unlock()
 	close(cy.done)
 }

@@ -109,6 +109,9 @@ func (p *verdictProcessor) deliverWithBatch(ctx context.Context, td ptrace.Trace
 	err := p.next.ConsumeTraces(ctx, td)
 	if len(h.decisions) > 0 {
 		p.settle(ctx, h.decisions, err)
+		if p.state != nil && !h.durable {
+			p.cycles.poke() // decided: the stored traces go, the ring grows
+		}
 	}
 	if err != nil || !h.durable {
 		return err
@@ -156,9 +159,6 @@ func (p *verdictProcessor) settle(ctx context.Context, ds []decision, err error)
 	if err != nil && p.refusedLog.Allow() {
 		p.logger.Warn("verdict processor: the next consumer refused verdicts; they are held and sent again",
 			zap.Int("verdicts", len(ds)), zap.Error(err))
-	}
-	if p.state != nil {
-		p.cycles.poke() // decided: the stored traces go, the ring grows
 	}
 }
 

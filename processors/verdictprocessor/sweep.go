@@ -40,6 +40,9 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 		_ = p.cycles.await(ctx, c)
 	case len(ds) > 0:
 		_ = p.sendNow(ctx, ds)
+		if p.state != nil {
+			p.cycles.poke() // decided: the stored traces go, the ring grows
+		}
 	case p.state != nil && out.pendingDelta != 0:
 		p.cycles.poke()
 	}
