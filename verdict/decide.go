@@ -98,7 +98,7 @@ func Decide(p *Trace, e *Earlier, c *Rules, forced Forced) Verdict {
 		rules[i].fire(t, c, &f)
 	}
 	v := Verdict{Forced: forced.Reason, Link: semconv.LinkUnknown, Index: p.Turn.Index,
-		Underruns: t.underruns, Silent: t.silent, Underran: f.broke,
+		Underruns: t.underruns, Silent: t.silent, Underran: f.underran,
 		PoolBefore: t.across.poolBefore, HistoryDisagrees: t.across.disagrees}
 	if p.Turn.Link != "" {
 		v.Link = p.Turn.Link

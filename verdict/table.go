@@ -154,7 +154,7 @@ func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
 type findings struct {
 	evidence map[string][]string
 	silent   map[string]float64
-	broke    []Underrun
+	underran []Underrun
 }
 
 func (f *findings) add(cause, sentence string) {
@@ -194,8 +194,8 @@ func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 			f.silent[semconv.CauseNetwork] += u.Silent
 			br.Cause, br.Need = semconv.CauseNetwork, Some(tk.Need)
 		}
-		if len(f.broke) < maxBroke {
-			f.broke = append(f.broke, br)
+		if len(f.underran) < maxBroke {
+			f.underran = append(f.underran, br)
 		}
 	}
 }

@@ -185,7 +185,10 @@ func decideSpans(t testing.TB, traces []ptrace.Traces) map[string]verdicts.Verdi
 	ctx := context.Background()
 	sink := new(consumertest.TracesSink)
 	pf := verdictprocessor.NewFactory()
-	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pf.CreateDefaultConfig(), sink)
+	// The recorded spans are a finite input too, decided when they end.
+	pcfg := pf.CreateDefaultConfig().(*verdictprocessor.Config)
+	pcfg.EndOfInput = true
+	proc, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pcfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}

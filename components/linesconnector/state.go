@@ -324,9 +324,9 @@ func (s *state) refused(out *emission) {
 	}
 }
 
-// letGo ends a held entry's wait: a turn is emitted with what it has, a take
+// releaseHeld ends a held entry's wait: a turn is emitted with what it has, a take
 // with a trace ID alone, a take without one is dropped.
-func (s *state) letGo(q queued, why string, out *emission) {
+func (s *state) releaseHeld(q queued, why string, out *emission) {
 	if q.turn != nil {
 		s.release(q.turn, why, out)
 		return
@@ -366,7 +366,7 @@ func (s *state) expire(now time.Time, out *emission) {
 		if q.deadline.After(now) {
 			break
 		}
-		s.letGo(q, releaseWait, out)
+		s.releaseHeld(q, releaseWait, out)
 	}
 	s.compact(i)
 }
@@ -376,7 +376,7 @@ func (s *state) limit(out *emission) {
 	i := 0
 	for ; i < len(s.queue) && s.held > s.cfg.MaxPending; i++ {
 		if q := s.queue[i]; !q.gone() {
-			s.letGo(q, releaseLimit, out)
+			s.releaseHeld(q, releaseLimit, out)
 		}
 	}
 	s.compact(i)
@@ -385,7 +385,7 @@ func (s *state) limit(out *emission) {
 func (s *state) releaseAll(out *emission, why string) {
 	for _, q := range s.queue {
 		if !q.gone() {
-			s.letGo(q, why, out)
+			s.releaseHeld(q, why, out)
 		}
 	}
 	s.queue = nil

@@ -165,7 +165,7 @@ func (p *verdictProcessor) settle(ctx context.Context, ds []decision, err error)
 func (p *verdictProcessor) acceptedLocked(d *decision, now time.Time, out *tally) {
 	e := d.entry
 	if d.evicted || !e.Held() {
-		p.landedLocked(e.ID)
+		p.endFlightLocked(e.ID)
 	}
 	e.Delivery.Sending = false
 	p.releaseLocked(e, out)
@@ -189,7 +189,7 @@ func (p *verdictProcessor) refusedLocked(d *decision, now time.Time, out *tally)
 	switch {
 	case d.evicted || !e.Held():
 		// Nowhere to keep it: counted, the rest bounded by max_pending.
-		p.landedLocked(e.ID)
+		p.endFlightLocked(e.ID)
 		p.releaseLocked(e, out)
 		out.inc(&out.dropped, dropExportFailed)
 	case e.Delivery.Refusals > 0 && now.Sub(e.Delivery.FirstRefusal) >= p.cfg.MaxAge:

@@ -250,8 +250,9 @@ func (p *verdictProcessor) evictLocked(e *pending.Entry, forced, drop string, ou
 	return d, true
 }
 
-// landedLocked ends a verdict's flight outside the store.
-func (p *verdictProcessor) landedLocked(id pcommon.TraceID) {
+// endFlightLocked ends the flight of a verdict whose trace left memory
+// while it was on its way (evicted at max_pending).
+func (p *verdictProcessor) endFlightLocked(id pcommon.TraceID) {
 	if p.inflight[id] <= 1 {
 		delete(p.inflight, id)
 		return

@@ -14,8 +14,8 @@ func (p *verdictProcessor) passSpans(ctx context.Context, td ptrace.Traces) erro
 	if p.emitAll || len(p.cfg.PassSpans) == 0 {
 		return nil
 	}
-	if passed, ok := p.copyPassed(td); ok {
-		return p.next.ConsumeTraces(ctx, passed)
+	if spans, ok := p.copyPassed(td); ok {
+		return p.next.ConsumeTraces(ctx, spans)
 	}
 	return nil
 }
