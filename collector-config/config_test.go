@@ -375,6 +375,46 @@ func TestExposedConfigsAuthenticate(t *testing.T) {
 	}
 }
 
+// TestLocalSharesOneStorage: the verdict processor keeps its state in
+// shared_storage, on the same data folder as file_storage and with the
+// same fsync setting, so one setting moves both; the forwarding queue
+// stays in a file_storage database of its own.
+func TestLocalSharesOneStorage(t *testing.T) {
+	b, err := os.ReadFile("local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if s := get(t, raw, "processors", "verdict", "storage"); s != "shared_storage" {
+		t.Errorf("the verdict processor's storage is %v, want shared_storage", s)
+	}
+	for _, key := range []string{"directory", "fsync", "create_directory"} {
+		fs, shared := get(t, raw, "extensions", "file_storage", key), get(t, raw, "extensions", "shared_storage", key)
+		if fs == nil || fmt.Sprint(fs) != fmt.Sprint(shared) {
+			t.Errorf("%s: file_storage has %v, shared_storage %v; want the same", key, fs, shared)
+		}
+	}
+	if d := get(t, raw, "extensions", "shared_storage", "stage_flush"); d == nil {
+		t.Error("shared_storage names no stage_flush")
+	}
+	if q := get(t, raw, "exporters", "otlphttp/traces", "sending_queue", "storage"); q != "file_storage" {
+		t.Errorf("the forwarding queue is in %v, want file_storage", q)
+	}
+	exts, _ := get(t, raw, "service", "extensions").([]any)
+	for _, want := range []string{"file_storage", "shared_storage"} {
+		found := false
+		for _, e := range exts {
+			found = found || e == want
+		}
+		if !found {
+			t.Errorf("service.extensions %v lacks %s", exts, want)
+		}
+	}
+}
+
 // TestDefaultDataFolderIsIgnored: the embedded default writes its data
 // (the verdict file, queues) under ./percause-data of wherever it runs,
 // the repository's root included, and git must not offer it for commit.

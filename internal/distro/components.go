@@ -31,6 +31,7 @@ import (
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 
 	linesconnector "github.com/percause/percause/components/linesconnector"
+	sharedstorage "github.com/percause/percause/components/sharedstorage"
 	verdictcountconnector "github.com/percause/percause/components/verdictcountconnector"
 	verdictexporter "github.com/percause/percause/components/verdictexporter"
 	verdictprocessor "github.com/percause/percause/processors/verdictprocessor"
@@ -46,9 +47,10 @@ func components() (otelcol.Factories, error) {
 		bearertokenauthextension.NewFactory(),
 		healthcheckextension.NewFactory(),
 		pprofextension.NewFactory(),
-		// file_storage with its directory locked by the collector using it
-		// (datalock.go).
+		// file_storage and shared_storage, each with its directory locked
+		// by the collector using it (datalock.go).
 		lockedFileStorageFactory(),
+		lockedSharedStorageFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -58,6 +60,7 @@ func components() (otelcol.Factories, error) {
 	factories.ExtensionModules[healthcheckextension.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.165.1"
 	factories.ExtensionModules[pprofextension.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1"
 	factories.ExtensionModules[filestorage.NewFactory().Type()] = "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.1"
+	factories.ExtensionModules[sharedstorage.NewFactory().Type()] = "github.com/percause/percause/components/sharedstorage"
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		otlpreceiver.NewFactory(),

@@ -29,7 +29,7 @@ func TestFactories(t *testing.T) {
 		"receiver":  {"otlp", "filelog"},
 		"processor": {"verdict", "batch", "memory_limiter", "resource"},
 		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file", "verdicts"},
-		"extension": {"file_storage", "bearertokenauth", "health_check"},
+		"extension": {"file_storage", "shared_storage", "bearertokenauth", "health_check"},
 		"connector": {"count", "lines", "forward", "verdictcount"},
 	}
 	has := func(kind, name string) bool {

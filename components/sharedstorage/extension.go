@@ -1,0 +1,114 @@
+package sharedstorage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+
+	"github.com/percause/percause/components/sharedstorage/internal/metadata"
+)
+
+// sharedStorage is the extension: one file_storage, one client of it for
+// every namespace, and the staging in front of it.
+type sharedStorage struct {
+	cfg    *Config
+	id     component.ID
+	logger *zap.Logger
+	tel    *telemetry
+
+	// files is the file_storage the database (and the databases imported
+	// from) live in.
+	files storage.Extension
+
+	mu sync.Mutex // GetClient and Shutdown, one at a time
+	db *database
+}
+
+var _ storage.Extension = (*sharedStorage)(nil)
+
+func newSharedStorage(ctx context.Context, set extension.Settings, cfg *Config) (*sharedStorage, error) {
+	fsCfg := cfg.fileStorageConfig()
+	// file_storage's Validate also reads directory_permissions into the
+	// mode it creates the directory with.
+	if err := fsCfg.Validate(); err != nil {
+		return nil, fmt.Errorf("shared_storage: %w", err)
+	}
+	// file_storage makes the directory here, so the distribution's lock
+	// file can be taken in it at Start.
+	fs := filestorage.NewFactory()
+	fsSet := set
+	fsSet.ID = component.NewIDWithName(fs.Type(), set.ID.Name())
+	ext, err := fs.Create(ctx, fsSet, fsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("shared_storage: %w", err)
+	}
+	files, ok := ext.(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("shared_storage: file_storage is a %T, not a storage extension", ext)
+	}
+	b, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("shared_storage: telemetry: %w", err)
+	}
+	return &sharedStorage{cfg: cfg, id: set.ID, logger: set.Logger, tel: newTelemetry(b), files: files}, nil
+}
+
+// Start opens the shared database: file_storage's client for this
+// extension, in file_storage's layout (extension_shared_storage_NAME in
+// the directory).
+func (s *sharedStorage) Start(ctx context.Context, host component.Host) error {
+	if err := s.files.Start(ctx, host); err != nil {
+		return fmt.Errorf("shared_storage: %w", err)
+	}
+	inner, err := s.files.GetClient(ctx, component.KindExtension, s.id, "")
+	if err != nil {
+		_ = s.files.Shutdown(ctx)
+		return fmt.Errorf("shared_storage: opening the database in %s: %w", s.cfg.Directory, err)
+	}
+	db, err := newDatabase(inner, s.cfg.StageFlush, s.tel)
+	if err != nil {
+		_ = inner.Close(ctx)
+		_ = s.files.Shutdown(ctx)
+		return err
+	}
+	s.mu.Lock()
+	s.db = db
+	s.mu.Unlock()
+	return nil
+}
+
+// Shutdown commits what is staged and closes the database. The components
+// have closed their clients already (extensions stop last).
+func (s *sharedStorage) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	db := s.db
+	s.mu.Unlock()
+	var err error
+	if db != nil {
+		err = db.shutdown(ctx)
+	}
+	return errors.Join(err, s.files.Shutdown(ctx))
+}
+
+// GetClient returns the namespace of kind/id/name in the shared database.
+// At a namespace's first use, what file_storage kept for the same
+// kind/id/name in this directory is read in (import.go).
+func (s *sharedStorage) GetClient(ctx context.Context, kind component.Kind, id component.ID, name string) (storage.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil, errors.New("shared_storage: GetClient before Start")
+	}
+	prefix := namespace(kind, id, name)
+	if err := s.importOnce(ctx, prefix, kind, id, name); err != nil {
+		return nil, fmt.Errorf("shared_storage: %s: %w", prefix, err)
+	}
+	return &client{db: s.db, prefix: prefix}, nil
+}
