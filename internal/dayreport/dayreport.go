@@ -248,26 +248,6 @@ func str(a pcommon.Map, k string) string {
 	return ""
 }
 
-func strs(a pcommon.Map, k string) []string {
-	v, ok := a.Get(k)
-	if !ok || v.Type() != pcommon.ValueTypeSlice {
-		return nil
-	}
-	out := make([]string, 0, v.Slice().Len())
-	for i := 0; i < v.Slice().Len(); i++ {
-		out = append(out, v.Slice().At(i).AsString())
-	}
-	return out
-}
-
-func integer(a pcommon.Map, k string) (int64, bool) {
-	v, ok := a.Get(k)
-	if !ok || v.Type() != pcommon.ValueTypeInt {
-		return 0, false
-	}
-	return v.Int(), true
-}
-
 func readTurn(t *Turn, s ptrace.Span) {
 	a := s.Attributes()
 	t.Start = s.EndTimestamp()
