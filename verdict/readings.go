@@ -119,6 +119,9 @@ type attrReader struct {
 	id       string    // the take's id, when what is "take"
 	index    int64     // the unit's index, when what is "unit" (-1: unknown)
 	problems []string
+	// carried counts the problems at the head of problems that a joined
+	// span carried (carry): a problem found again is not noted twice.
+	carried int
 }
 
 // get finds an attribute: in the index when the reader has one (a span's
@@ -143,7 +146,7 @@ const (
 type attrIndex struct {
 	kind uint8
 	has  uint8
-	vals [6]pcommon.Value
+	vals [8]pcommon.Value
 }
 
 func (x *attrIndex) slot(k string) int {
@@ -178,6 +181,10 @@ func unitKey(k string) int {
 		return 4
 	case semconv.UnitLead:
 		return 5
+	case AttrJoinedProblems:
+		return 6
+	case AttrJoinedUnderrunUnreadable:
+		return 7
 	}
 	return -1
 }
@@ -189,6 +196,8 @@ func takeKey(k string) int {
 		return 0
 	case semconv.TakeNeed:
 		return 1
+	case AttrJoinedProblems:
+		return 2
 	}
 	return -1
 }
@@ -209,9 +218,42 @@ func (r *attrReader) where() string {
 }
 
 func (r *attrReader) note(format string, args ...any) {
-	if len(r.problems) < MaxProblems {
-		r.problems = append(r.problems, r.where()+": "+fmt.Sprintf(format, args...))
+	if len(r.problems) >= MaxProblems {
+		return
 	}
+	p := r.where() + ": " + fmt.Sprintf(format, args...)
+	if r.carried > 0 && slices.Contains(r.problems[:r.carried], p) {
+		return
+	}
+	r.problems = append(r.problems, p)
+}
+
+// carry takes as the span's own the problems a joined span carries
+// (AttrJoinedProblems: what the first stage found reading the spans it
+// joined), first and in their order; a reading that finds one of them
+// again does not note it twice. A carrier that is not an array of
+// strings of at most maxProblemBytes is bad input, carrying nothing.
+func (r *attrReader) carry() {
+	v, ok := r.get(AttrJoinedProblems)
+	if !ok {
+		return
+	}
+	if v.Type() != pcommon.ValueTypeSlice {
+		r.note("%s is a %s, want a string array", AttrJoinedProblems, strings.ToLower(v.Type().String()))
+		return
+	}
+	s := v.Slice()
+	n := min(s.Len(), MaxProblems-len(r.problems))
+	for i := 0; i < n; i++ {
+		if e := s.At(i); e.Type() != pcommon.ValueTypeStr || len(e.Str()) > maxProblemBytes {
+			r.note("%s[%d] is not a string of at most %d bytes", AttrJoinedProblems, i, maxProblemBytes)
+			return
+		}
+	}
+	for i := 0; i < n; i++ {
+		r.problems = append(r.problems, s.At(i).Str())
+	}
+	r.carried = len(r.problems)
 }
 
 // integer reads an int attribute; a double holding a whole number is taken as
@@ -390,6 +432,7 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: semconv.SpanVoiceTurn}
+	r.carry()
 	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: pcommon.NewResource()}
 	res.CopyTo(t.Resource)
 
@@ -528,6 +571,7 @@ func ReadUnit(span ptrace.Span) Unit {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: "unit", index: -1}
 	r.idx.index(indexUnit, attrs)
+	r.carry()
 	u := Unit{SpanID: span.SpanID(), Index: -1}
 	if idx, ok := r.integer(semconv.UnitIndex); ok {
 		u.Index, r.index = idx, idx
@@ -555,7 +599,10 @@ func ReadUnit(span ptrace.Span) Unit {
 			r.note("underran but names no take (%s)", semconv.TakeID)
 		}
 	}
-	u.UnderrunBad = len(r.problems) > 0
+	// A problem carried alone says nothing of the underrun (it may be the
+	// lead's): a joined unit says whether its underrun was readable.
+	unreadable, _ := r.boolean(AttrJoinedUnderrunUnreadable)
+	u.UnderrunBad = len(r.problems) > r.carried || unreadable
 	u.Lead, u.HasLead = r.number(semconv.UnitLead)
 	u.Problems = r.problems
 	return u
@@ -572,6 +619,7 @@ func ReadTake(span ptrace.Span) (Take, bool) {
 		return Take{}, false
 	}
 	r.what, r.id = "take", id
+	r.carry()
 	t := Take{SpanID: span.SpanID(), ID: id}
 	need, ok := r.seconds(semconv.TakeNeed)
 	switch {
