@@ -343,3 +343,61 @@ func TestJoinedTurnSettledLikeAVerdict(t *testing.T) {
 		t.Errorf("refused %d, want 1", got)
 	}
 }
+
+// BenchmarkTwoStages: the same 100-span requests (two 20-unit turns with
+// their takes and HTTP spans) through one deciding processor and through a
+// join stage feeding a decide stage in process (the hop between them, over
+// the network and through an agent, is not in it), side by side in one
+// run: process CPU per span of each, their ratio, and the size of what the
+// join sends on against what it received.
+func BenchmarkTwoStages(b *testing.B) {
+	body, offs := requestBytes(b)
+	u := ptrace.ProtoUnmarshaler{}
+	sizer := ptrace.ProtoMarshaler{}
+	var joinedBytes int
+	start := func(emit string, next consumer.Traces) *verdictProcessor {
+		cfg := createDefaultConfig().(*Config)
+		cfg.Emit = emit
+		h := newHarness(b, cfg)
+		h.p.next = next
+		if err := h.p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = h.p.Shutdown(context.Background()) })
+		return h.p
+	}
+	one := start(EmitVerdicts, consumertest.NewNop())
+	decide := start(EmitVerdicts, consumertest.NewNop())
+	measured, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
+		joinedBytes += sizer.TracesSize(td)
+		return decide.ConsumeTraces(ctx, td)
+	})
+	join := start(EmitTurns, measured)
+	spans := benchRequest().SpanCount()
+	var cpu [2]time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for side, p := range []*verdictProcessor{one, join} {
+			stamp(body, offs, uint64(i+1))
+			td, err := u.UnmarshalTraces(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c0 := cpuTime()
+			if err := p.ConsumeTraces(context.Background(), td); err != nil {
+				b.Fatal(err)
+			}
+			cpu[side] += cpuTime() - c0
+		}
+	}
+	b.StopTimer()
+	n := float64(b.N * spans)
+	b.ReportMetric(float64(cpu[0].Nanoseconds())/n, "one-cpu-ns/span")
+	b.ReportMetric(float64(cpu[1].Nanoseconds())/n, "two-cpu-ns/span")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+	b.ReportMetric(float64(joinedBytes)/float64(b.N*len(body)), "joined-bytes-ratio")
+	if one.held.Len()+join.held.Len()+decide.held.Len() != 0 {
+		b.Fatalf("turns left held")
+	}
+}
