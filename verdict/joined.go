@@ -38,6 +38,9 @@ const (
 	AttrJoinedUnderrunUnreadable = "percause.joined.underrun_unreadable"
 )
 
+// joinedPrefix begins the names of the joined form.
+const joinedPrefix = "percause.joined."
+
 // maxProblemBytes bounds one carried problem (a problem names at most a
 // take ID or a live kind, each at most MaxValueBytes).
 const maxProblemBytes = MaxEvidence

@@ -135,6 +135,15 @@ func (r *attrReader) get(key string) (pcommon.Value, bool) {
 	return r.attrs.Get(key)
 }
 
+// getJoined finds one of the joined form's attributes: every unit and
+// take asks, and almost none has one, which the index says.
+func (r *attrReader) getJoined(key string) (pcommon.Value, bool) {
+	if r.idx.kind != 0 && !r.idx.joined {
+		return pcommon.Value{}, false
+	}
+	return r.attrs.Get(key)
+}
+
 // Kinds of attribute index.
 const (
 	indexUnit = iota + 1
@@ -146,7 +155,9 @@ const (
 type attrIndex struct {
 	kind uint8
 	has  uint8
-	vals [8]pcommon.Value
+	vals [6]pcommon.Value
+	// joined: a key of the joined form (joinedPrefix) is among them.
+	joined bool
 }
 
 func (x *attrIndex) slot(k string) int {
@@ -156,12 +167,18 @@ func (x *attrIndex) slot(k string) int {
 	return takeKey(k)
 }
 
-// index scans m once (the first of a key sent twice wins, as with Map.Get).
+// index scans m once (the first of a key sent twice wins, as with Map.Get),
+// and notes whether a key of the joined form is there (its second byte
+// tells it from pippa.*, before the prefix is compared).
 func (x *attrIndex) index(kind uint8, m pcommon.Map) {
 	x.kind = kind
 	for k, v := range m.All() {
-		if i := x.slot(k); i >= 0 && x.has&(1<<i) == 0 {
-			x.vals[i], x.has = v, x.has|1<<i
+		if i := x.slot(k); i >= 0 {
+			if x.has&(1<<i) == 0 {
+				x.vals[i], x.has = v, x.has|1<<i
+			}
+		} else if len(k) > len(joinedPrefix) && k[1] == joinedPrefix[1] && k[:len(joinedPrefix)] == joinedPrefix {
+			x.joined = true
 		}
 	}
 }
@@ -181,10 +198,6 @@ func unitKey(k string) int {
 		return 4
 	case semconv.UnitLead:
 		return 5
-	case AttrJoinedProblems:
-		return 6
-	case AttrJoinedUnderrunUnreadable:
-		return 7
 	}
 	return -1
 }
@@ -196,8 +209,6 @@ func takeKey(k string) int {
 		return 0
 	case semconv.TakeNeed:
 		return 1
-	case AttrJoinedProblems:
-		return 2
 	}
 	return -1
 }
@@ -228,13 +239,26 @@ func (r *attrReader) note(format string, args ...any) {
 	r.problems = append(r.problems, p)
 }
 
+// unreadable reads AttrJoinedUnderrunUnreadable, as a bool.
+func (r *attrReader) unreadable() bool {
+	v, ok := r.getJoined(AttrJoinedUnderrunUnreadable)
+	if !ok {
+		return false
+	}
+	if v.Type() != pcommon.ValueTypeBool {
+		r.note("%s is a %s, want a bool", AttrJoinedUnderrunUnreadable, strings.ToLower(v.Type().String()))
+		return true
+	}
+	return v.Bool()
+}
+
 // carry takes as the span's own the problems a joined span carries
 // (AttrJoinedProblems: what the first stage found reading the spans it
 // joined), first and in their order; a reading that finds one of them
 // again does not note it twice. A carrier that is not an array of
 // strings of at most maxProblemBytes is bad input, carrying nothing.
 func (r *attrReader) carry() {
-	v, ok := r.get(AttrJoinedProblems)
+	v, ok := r.getJoined(AttrJoinedProblems)
 	if !ok {
 		return
 	}
@@ -571,7 +595,9 @@ func ReadUnit(span ptrace.Span) Unit {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: "unit", index: -1}
 	r.idx.index(indexUnit, attrs)
-	r.carry()
+	if r.idx.joined {
+		r.carry()
+	}
 	u := Unit{SpanID: span.SpanID(), Index: -1}
 	if idx, ok := r.integer(semconv.UnitIndex); ok {
 		u.Index, r.index = idx, idx
@@ -601,8 +627,7 @@ func ReadUnit(span ptrace.Span) Unit {
 	}
 	// A problem carried alone says nothing of the underrun (it may be the
 	// lead's): a joined unit says whether its underrun was readable.
-	unreadable, _ := r.boolean(AttrJoinedUnderrunUnreadable)
-	u.UnderrunBad = len(r.problems) > r.carried || unreadable
+	u.UnderrunBad = len(r.problems) > r.carried || r.idx.joined && r.unreadable()
 	u.Lead, u.HasLead = r.number(semconv.UnitLead)
 	u.Problems = r.problems
 	return u
@@ -619,7 +644,9 @@ func ReadTake(span ptrace.Span) (Take, bool) {
 		return Take{}, false
 	}
 	r.what, r.id = "take", id
-	r.carry()
+	if r.idx.joined {
+		r.carry()
+	}
 	t := Take{SpanID: span.SpanID(), ID: id}
 	need, ok := r.seconds(semconv.TakeNeed)
 	switch {
