@@ -401,3 +401,39 @@ func BenchmarkTwoStages(b *testing.B) {
 		b.Fatalf("turns left held")
 	}
 }
+
+// TestJoinedTurnAcrossARestart: with storage, a join stage restarted
+// between a turn's two requests keeps the phone's half, and joins the turn
+// whole when the engine's half comes; the decide stage reads it as one
+// stage reads the same spans.
+func TestJoinedTurnAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	h, host := storedHarness(t, dir, EmitTurns)
+	h.deliver(sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
+	if n := h.p.held.Len(); n != 1 {
+		t.Fatalf("%d traces held, want the turn waiting for its take", n)
+	}
+	h.stop(host)
+
+	h2, host2 := storedHarness(t, dir, EmitTurns)
+	defer h2.stop(host2)
+	var joined []ptrace.Traces
+	h2.p.next, _ = consumer.NewTraces(func(_ context.Context, td ptrace.Traces) error {
+		cp := ptrace.NewTraces()
+		td.CopyTo(cp)
+		joined = append(joined, cp)
+		return nil
+	})
+	h2.deliver(sdk(1, take("t1", 2.0, nil)))
+	if len(joined) != 1 || joined[0].SpanCount() != 3 {
+		t.Fatalf("joined %d batches after the restart, want one of the turn, its unit and its take", len(joined))
+	}
+	d := decideHarness(t, createDefaultConfig().(*Config))
+	d.deliver(joined[0])
+	v := d.verdicts()
+	if len(v) != 1 {
+		t.Fatalf("%d verdicts, want 1", len(v))
+	}
+	checkVerdict(t, v[0], want{cause: "synthesis", causes: cs("synthesis"),
+		evidence: "unit 1: 1 underrun, 0.90 s silent; take t1 need 2.00 s > cushion 1.50 s"})
+}
