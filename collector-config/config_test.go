@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,7 +225,10 @@ func TestCountMetricNames(t *testing.T) {
 // way a retry cannot double: the traces pipeline it is in ends in the
 // verdict count connector (which counts a verdict span once) and the
 // verdicts exporter (which writes it once), and the counters' metrics
-// pipeline has no memory_limiter and no batch (docs/decisions/0220).
+// pipeline has no memory_limiter and no batch (docs/decisions/0220). A
+// processor that joins (emit: turns) ends in an OTLP/HTTP exporter with no
+// queue and no retries of its own: its answer settles the joined turn, and
+// a turn sent twice is decided once where it lands.
 func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
 	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml", "lines.yaml"} {
 		cfg := load(t, f)
@@ -234,7 +239,7 @@ func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
 			exps, _ := get(t, p, "exporters").([]any)
 			at := -1
 			for i, pr := range procs {
-				if pr == "verdict" {
+				if isVerdict(pr) {
 					at = i
 				}
 			}
@@ -242,8 +247,12 @@ func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
 				if at != len(procs)-1 {
 					t.Errorf("%s: pipeline %s runs %v after the verdict processor", f, name, procs[at+1:])
 				}
+				joins := lookup(cfg, "processors", toString(procs[at]), "emit") == "turns"
 				for _, e := range exps {
-					if e != "verdictcount" && e != "verdicts" {
+					switch {
+					case joins:
+						checkSynchronousExporter(t, f, name, cfg, toString(e))
+					case e != "verdictcount" && e != "verdicts":
 						t.Errorf("%s: pipeline %s: %v after the verdict processor; only verdictcount and verdicts are known to neither queue nor double on a retry", f, name, e)
 					}
 				}
@@ -265,29 +274,149 @@ func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
 	}
 }
 
-// TestAgentRoutesByTraceID: the agent sends all spans of a trace to one
-// gateway, on the port the gateway listens on.
-func TestAgentRoutesByTraceID(t *testing.T) {
+// isVerdict reports whether a pipeline's processor is a verdict processor
+// (verdict, verdict/NAME).
+func isVerdict(p any) bool {
+	s := toString(p)
+	return s == "verdict" || strings.HasPrefix(s, "verdict/")
+}
+
+// checkSynchronousExporter fails unless the exporter after a joining
+// verdict processor answers for the next hop itself: OTLP/HTTP with its
+// sending queue and its retries off.
+func checkSynchronousExporter(t *testing.T, f, pipe string, cfg map[string]any, e string) {
+	t.Helper()
+	if !strings.HasPrefix(e, "otlphttp") {
+		t.Errorf("%s: pipeline %s joins turns into %s; want an otlphttp exporter", f, pipe, e)
+	}
+	if q := lookup(cfg, "exporters", e, "sending_queue", "enabled"); q != false {
+		t.Errorf("%s: pipeline %s: %s has sending_queue.enabled %v, want false (a queue would accept for the next hop)", f, pipe, e, q)
+	}
+	if r := lookup(cfg, "exporters", e, "retry_on_failure", "enabled"); r != false {
+		t.Errorf("%s: pipeline %s: %s has retry_on_failure.enabled %v, want false (the processor sends a refused turn again)", f, pipe, e, r)
+	}
+}
+
+// pipelineOf is the traces pipeline of cfg that receives from receiver
+// (in a gateway, the one that runs a verdict processor), and its name;
+// it fails unless exactly one does.
+func pipelineOf(t *testing.T, file string, cfg map[string]any, receiver string) (string, map[string]any) {
+	t.Helper()
+	var name string
+	var found map[string]any
+	for n, p := range get(t, cfg, "service", "pipelines").(map[string]any) {
+		recvs, _ := get(t, p, "receivers").([]any)
+		procs, _ := get(t, p, "processors").([]any)
+		if file == "gateway.yaml" && !slices.ContainsFunc(procs, isVerdict) {
+			continue
+		}
+		for _, r := range recvs {
+			if r == receiver && strings.HasPrefix(n, "traces") {
+				if found != nil {
+					t.Fatalf("%s: traces pipelines %s and %s both receive from %s", file, name, n, receiver)
+				}
+				name, found = n, p.(map[string]any)
+			}
+		}
+	}
+	if found == nil {
+		t.Fatalf("%s: no traces pipeline receives from %s", file, receiver)
+	}
+	return name, found
+}
+
+// only is the one element of a pipeline's list under key.
+func only(t *testing.T, file, pipe string, p map[string]any, key string) string {
+	t.Helper()
+	l, _ := p[key].([]any)
+	if len(l) != 1 {
+		t.Fatalf("%s: pipeline %s has %s %v, want one", file, pipe, key, l)
+	}
+	return toString(l[0])
+}
+
+// verdictOf is the verdict processor a gateway pipeline runs, and its emit.
+func verdictOf(t *testing.T, gateway map[string]any, pipe string, p map[string]any) string {
+	t.Helper()
+	procs, _ := p["processors"].([]any)
+	for _, pr := range procs {
+		if isVerdict(pr) {
+			emit, _ := lookup(gateway, "processors", toString(pr), "emit").(string)
+			return emit
+		}
+	}
+	t.Fatalf("gateway.yaml: pipeline %s runs no verdict processor: %v", pipe, procs)
+	return ""
+}
+
+func portOf(endpoint string) string { return endpoint[strings.LastIndex(endpoint, ":")+1:] }
+
+// TestAgentRoutesByTraceThenByLaunch: the scale-out's two routes
+// (docs/decisions/0242). The agent sends every span of a trace to one
+// gateway, on the port of the gateway's pipeline that joins (verdict
+// processor, emit: turns); the gateway sends its joined turns to the
+// agent's joined port; the agent routes those by the launch the phone's
+// resource names to the port of the gateway's pipeline that decides
+// (emit: verdicts, the launches kept). Both stages read with the same
+// rules: they say which units and takes a joined turn carries.
+func TestAgentRoutesByTraceThenByLaunch(t *testing.T) {
 	agent, gateway := load(t, agentFile), load(t, "gateway.yaml")
-	if k := get(t, agent, "exporters", "loadbalancing/traces", "routing_key"); k != "traceID" {
-		t.Fatalf("traces routed by %v, want traceID", k)
+	gatewayPort := func(receiver, proto string) string {
+		ep, _ := get(t, gateway, "receivers", receiver, "protocols", proto, "endpoint").(string)
+		return portOf(ep)
 	}
-	exps := get(t, agent, "service", "pipelines", "traces", "exporters").([]any)
-	if len(exps) != 1 || exps[0] != "loadbalancing/traces" {
-		t.Fatalf("agent traces go to %v", exps)
+
+	// Stage 1: phones and engines → agent → by trace ID → the join.
+	name, traces := pipelineOf(t, agentFile, agent, "otlp")
+	lb := only(t, agentFile, name, traces, "exporters")
+	if k := get(t, agent, "exporters", lb, "routing_key"); k != "traceID" {
+		t.Fatalf("agent pipeline %s routes by %v, want traceID", name, k)
 	}
-	port := get(t, agent, "exporters", "loadbalancing/traces", "resolver", "dns", "port")
-	ep := get(t, gateway, "receivers", "otlp", "protocols", "grpc", "endpoint").(string)
-	if !strings.HasSuffix(ep, ":"+toString(port)) {
-		t.Fatalf("agent sends to port %v, gateway listens on %s", port, ep)
+	port := toString(get(t, agent, "exporters", lb, "resolver", "dns", "port"))
+	joinName, join := pipelineOf(t, "gateway.yaml", gateway, "otlp")
+	if p := gatewayPort("otlp", "grpc"); p != port {
+		t.Fatalf("agent sends every span to port %s, the gateway's join listens on %s", port, p)
 	}
-	procs := get(t, gateway, "service", "pipelines", "traces", "processors").([]any)
-	found := false
-	for _, p := range procs {
-		found = found || p == "verdict"
+	if emit := verdictOf(t, gateway, joinName, join); emit != "turns" {
+		t.Fatalf("gateway pipeline %s (from the agents' trace route) emits %q, want turns", joinName, emit)
 	}
-	if !found {
-		t.Fatalf("gateway traces pipeline lacks the verdict processor: %v", procs)
+
+	// The joined turns → the agent's joined port.
+	out := only(t, "gateway.yaml", joinName, join, "exporters")
+	joinedEP, _ := get(t, gateway, "exporters", out, "endpoint").(string)
+	agentJoined, _ := get(t, agent, "receivers", "otlp/joined", "protocols", "http", "endpoint").(string)
+	if !strings.HasPrefix(joinedEP, "https://") || portOf(joinedEP) != portOf(agentJoined) {
+		t.Fatalf("the gateway sends joined turns to %s, the agent receives them on %s (over TLS)", joinedEP, agentJoined)
+	}
+
+	// Stage 2: agent → by launch → the decide.
+	name, joined := pipelineOf(t, agentFile, agent, "otlp/joined")
+	lb = only(t, agentFile, name, joined, "exporters")
+	if k := get(t, agent, "exporters", lb, "routing_key"); k != "attributes" {
+		t.Fatalf("agent pipeline %s routes by %v, want attributes", name, k)
+	}
+	if attrs := get(t, agent, "exporters", lb, "routing_attributes"); !reflect.DeepEqual(attrs, []any{"service.instance.id"}) {
+		t.Fatalf("agent pipeline %s routes by %v, want the launch [service.instance.id]", name, attrs)
+	}
+	port = toString(get(t, agent, "exporters", lb, "resolver", "dns", "port"))
+	decideName, decide := pipelineOf(t, "gateway.yaml", gateway, "otlp/joined")
+	if p := gatewayPort("otlp/joined", "grpc"); p != port {
+		t.Fatalf("agent sends joined turns to port %s, the gateway's decide listens on %s", port, p)
+	}
+	if emit := verdictOf(t, gateway, decideName, decide); emit != "verdicts" {
+		t.Fatalf("gateway pipeline %s (from the agents' launch route) emits %q, want verdicts", decideName, emit)
+	}
+	if m := lookup(gateway, "processors", "verdict", "launches", "max"); m != nil && m == 0 {
+		t.Fatalf("the decide stage keeps no launches")
+	}
+
+	if a, b := lookup(gateway, "processors", "verdict/join", "rules"), lookup(gateway, "processors", "verdict", "rules"); !reflect.DeepEqual(a, b) {
+		t.Fatalf("the join stage's rules %v differ from the decide stage's %v", a, b)
+	}
+	for _, k := range []string{"wait", "decision_wait", "max_age"} {
+		if a, b := lookup(gateway, "processors", "verdict/join", k), lookup(gateway, "processors", "verdict", k); a != b {
+			t.Errorf("%s: the join stage's %v, the decide stage's %v", k, a, b)
+		}
 	}
 }
 
@@ -330,21 +459,28 @@ func TestExposedConfigsAuthenticate(t *testing.T) {
 				t.Errorf("%s: %s token is %q, want ${env:NAME} (no secret in the file)", f, name, tok)
 			}
 		}
-		protocols, _ := get(t, raw, "receivers", "otlp", "protocols").(map[string]any)
-		if len(protocols) == 0 {
-			t.Fatalf("%s opens no OTLP protocol", f)
+		opened := 0
+		for recv, r := range get(t, raw, "receivers").(map[string]any) {
+			if recv != "otlp" && !strings.HasPrefix(recv, "otlp/") {
+				continue
+			}
+			protocols, _ := get(t, r, "protocols").(map[string]any)
+			opened += len(protocols)
+			for proto, p := range protocols {
+				auth, _ := get(t, p, "auth", "authenticator").(string)
+				if !strings.HasPrefix(auth, "bearertokenauth") {
+					t.Errorf("%s: %s: OTLP/%s in has authenticator %q, want a bearer token", f, recv, proto, auth)
+				}
+				if _, ok := exts[auth]; !ok {
+					t.Errorf("%s: %s: OTLP/%s in names authenticator %q, which is not configured", f, recv, proto, auth)
+				}
+				if proto == "grpc" && get(t, p, "tls") == nil {
+					t.Errorf("%s: %s: OTLP/gRPC in without TLS: a gRPC client sends its token over TLS only", f, recv)
+				}
+			}
 		}
-		for proto, p := range protocols {
-			auth, _ := get(t, p, "auth", "authenticator").(string)
-			if !strings.HasPrefix(auth, "bearertokenauth") {
-				t.Errorf("%s: OTLP/%s in has authenticator %q, want a bearer token", f, proto, auth)
-			}
-			if _, ok := exts[auth]; !ok {
-				t.Errorf("%s: OTLP/%s in names authenticator %q, which is not configured", f, proto, auth)
-			}
-			if proto == "grpc" && get(t, p, "tls") == nil {
-				t.Errorf("%s: OTLP/gRPC in without TLS: a gRPC client sends its token over TLS only", f)
-			}
+		if opened == 0 {
+			t.Fatalf("%s opens no OTLP protocol", f)
 		}
 		exps, _ := get(t, raw, "exporters").(map[string]any)
 		// The verdict page, where a configuration serves it beyond

@@ -12,7 +12,10 @@
 //   - the percause.verdict span: its writer (Append) and its one reader
 //     (FromSpan, Parse, EachCounted), which the verdict processor, the
 //     verdicts exporter, the verdict count connector, the page, the day
-//     report, the live check, the load tool and the lab all use.
+//     report, the live check, the load tool and the lab all use;
+//   - the joined form: a trace's readings written back as spans under the
+//     phone's resource (AppendTrace), which the readers read back into the
+//     same readings, for the stage of a scale-out that decides by launch.
 //
 // It imports only pdata and instr/semconv: whoever holds turns (the
 // verdict processor in a collector, a test) decides when to decide; this

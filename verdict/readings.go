@@ -119,6 +119,9 @@ type attrReader struct {
 	id       string    // the take's id, when what is "take"
 	index    int64     // the unit's index, when what is "unit" (-1: unknown)
 	problems []string
+	// carried counts the problems at the head of problems that a joined
+	// span carried (carry): a problem found again is not noted twice.
+	carried int
 }
 
 // get finds an attribute: in the index when the reader has one (a span's
@@ -128,6 +131,15 @@ func (r *attrReader) get(key string) (pcommon.Value, bool) {
 		if slot := r.idx.slot(key); slot >= 0 {
 			return r.idx.vals[slot], r.idx.has&(1<<slot) != 0
 		}
+	}
+	return r.attrs.Get(key)
+}
+
+// getJoined finds one of the joined form's attributes: every unit and
+// take asks, and almost none has one, which the index says.
+func (r *attrReader) getJoined(key string) (pcommon.Value, bool) {
+	if r.idx.kind != 0 && !r.idx.joined {
+		return pcommon.Value{}, false
 	}
 	return r.attrs.Get(key)
 }
@@ -144,6 +156,8 @@ type attrIndex struct {
 	kind uint8
 	has  uint8
 	vals [6]pcommon.Value
+	// joined: a key of the joined form (joinedPrefix) is among them.
+	joined bool
 }
 
 func (x *attrIndex) slot(k string) int {
@@ -153,12 +167,18 @@ func (x *attrIndex) slot(k string) int {
 	return takeKey(k)
 }
 
-// index scans m once (the first of a key sent twice wins, as with Map.Get).
+// index scans m once (the first of a key sent twice wins, as with Map.Get),
+// and notes whether a key of the joined form is there (its second byte
+// tells it from pippa.*, before the prefix is compared).
 func (x *attrIndex) index(kind uint8, m pcommon.Map) {
 	x.kind = kind
 	for k, v := range m.All() {
-		if i := x.slot(k); i >= 0 && x.has&(1<<i) == 0 {
-			x.vals[i], x.has = v, x.has|1<<i
+		if i := x.slot(k); i >= 0 {
+			if x.has&(1<<i) == 0 {
+				x.vals[i], x.has = v, x.has|1<<i
+			}
+		} else if len(k) > len(joinedPrefix) && k[1] == joinedPrefix[1] && k[:len(joinedPrefix)] == joinedPrefix {
+			x.joined = true
 		}
 	}
 }
@@ -209,9 +229,55 @@ func (r *attrReader) where() string {
 }
 
 func (r *attrReader) note(format string, args ...any) {
-	if len(r.problems) < MaxProblems {
-		r.problems = append(r.problems, r.where()+": "+fmt.Sprintf(format, args...))
+	if len(r.problems) >= MaxProblems {
+		return
 	}
+	p := r.where() + ": " + fmt.Sprintf(format, args...)
+	if r.carried > 0 && slices.Contains(r.problems[:r.carried], p) {
+		return
+	}
+	r.problems = append(r.problems, p)
+}
+
+// unreadable reads AttrJoinedUnderrunUnreadable, as a bool.
+func (r *attrReader) unreadable() bool {
+	v, ok := r.getJoined(AttrJoinedUnderrunUnreadable)
+	if !ok {
+		return false
+	}
+	if v.Type() != pcommon.ValueTypeBool {
+		r.note("%s is a %s, want a bool", AttrJoinedUnderrunUnreadable, strings.ToLower(v.Type().String()))
+		return true
+	}
+	return v.Bool()
+}
+
+// carry takes as the span's own the problems a joined span carries
+// (AttrJoinedProblems: what the first stage found reading the spans it
+// joined), first and in their order; a reading that finds one of them
+// again does not note it twice. A carrier that is not an array of
+// strings of at most maxProblemBytes is bad input, carrying nothing.
+func (r *attrReader) carry() {
+	v, ok := r.getJoined(AttrJoinedProblems)
+	if !ok {
+		return
+	}
+	if v.Type() != pcommon.ValueTypeSlice {
+		r.note("%s is a %s, want a string array", AttrJoinedProblems, strings.ToLower(v.Type().String()))
+		return
+	}
+	s := v.Slice()
+	n := min(s.Len(), MaxProblems-len(r.problems))
+	for i := 0; i < n; i++ {
+		if e := s.At(i); e.Type() != pcommon.ValueTypeStr || len(e.Str()) > maxProblemBytes {
+			r.note("%s[%d] is not a string of at most %d bytes", AttrJoinedProblems, i, maxProblemBytes)
+			return
+		}
+	}
+	for i := 0; i < n; i++ {
+		r.problems = append(r.problems, s.At(i).Str())
+	}
+	r.carried = len(r.problems)
 }
 
 // integer reads an int attribute; a double holding a whole number is taken as
@@ -390,6 +456,7 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: semconv.SpanVoiceTurn}
+	r.carry()
 	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: pcommon.NewResource()}
 	res.CopyTo(t.Resource)
 
@@ -528,6 +595,9 @@ func ReadUnit(span ptrace.Span) Unit {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: "unit", index: -1}
 	r.idx.index(indexUnit, attrs)
+	if r.idx.joined {
+		r.carry()
+	}
 	u := Unit{SpanID: span.SpanID(), Index: -1}
 	if idx, ok := r.integer(semconv.UnitIndex); ok {
 		u.Index, r.index = idx, idx
@@ -555,7 +625,9 @@ func ReadUnit(span ptrace.Span) Unit {
 			r.note("underran but names no take (%s)", semconv.TakeID)
 		}
 	}
-	u.UnderrunBad = len(r.problems) > 0
+	// A problem carried alone says nothing of the underrun (it may be the
+	// lead's): a joined unit says whether its underrun was readable.
+	u.UnderrunBad = len(r.problems) > r.carried || r.idx.joined && r.unreadable()
 	u.Lead, u.HasLead = r.number(semconv.UnitLead)
 	u.Problems = r.problems
 	return u
@@ -572,6 +644,9 @@ func ReadTake(span ptrace.Span) (Take, bool) {
 		return Take{}, false
 	}
 	r.what, r.id = "take", id
+	if r.idx.joined {
+		r.carry()
+	}
 	t := Take{SpanID: span.SpanID(), ID: id}
 	need, ok := r.seconds(semconv.TakeNeed)
 	switch {

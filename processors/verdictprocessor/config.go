@@ -70,6 +70,13 @@ const (
 	// exporters read nothing else (the counters, the verdict file), which
 	// then handle one span per turn instead of every span.
 	EmitVerdicts = "verdicts"
+	// EmitTurns decides nothing: once a turn could be decided (or is
+	// forced), its trace's readings go on as spans under the phone's
+	// resource (verdict.AppendTrace), for a stage routed by launch to
+	// decide with the launch's history: the first stage of a scale-out
+	// (docs/decisions/0242-scale-out-by-trace-then-by-launch.md). It keeps
+	// no launches: it sees only the traces routed to it.
+	EmitTurns = "turns"
 )
 
 // Configuration errors, one per way a Config can be wrong.
@@ -82,7 +89,7 @@ var (
 	ErrMicOpenLimitNotPositive = errors.New("rules.mic_open_limit must be positive")
 	ErrRisingTurnsRange        = fmt.Errorf("rules.rising_turns must be between 1 and %d (the history a turn carries)", semconv.LiveHistory)
 	ErrDecisionWaitRange       = errors.New("decision_wait must be positive and at most wait")
-	ErrEmitUnknown             = fmt.Errorf("emit must be %q or %q", EmitAll, EmitVerdicts)
+	ErrEmitUnknown             = fmt.Errorf("emit must be %q, %q or %q", EmitAll, EmitVerdicts, EmitTurns)
 	ErrCountersRange           = errors.New("counters.installations must not be negative and counters.idle must be positive")
 	ErrLaunchesRange           = errors.New("launches.max must not be negative and launches.idle must be positive")
 	ErrPassSpans               = fmt.Errorf("pass_spans names spans sent on with emit: %q, none empty", EmitVerdicts)
@@ -105,7 +112,9 @@ type Config struct {
 	// must have been quiet (no reading arrived) before the turn is decided.
 	DecisionWait time.Duration `mapstructure:"decision_wait"`
 	// Emit says what goes on to the next consumer: EmitAll (every span, and
-	// the verdicts) or EmitVerdicts (the verdict spans only).
+	// the verdicts), EmitVerdicts (the verdict spans only) or EmitTurns
+	// (no verdict: each turn's readings, joined, for a stage routed by
+	// launch).
 	Emit string `mapstructure:"emit"`
 	// PassSpans names spans that go on beside the verdicts with emit:
 	// verdicts (pippa.link.status: the lost-link status changes a page
@@ -192,7 +201,7 @@ func (c *Config) Validate() error {
 	if c.DecisionWait <= 0 || c.DecisionWait > c.Wait {
 		bad(ErrDecisionWaitRange, "decision_wait %s, wait %s", c.DecisionWait, c.Wait)
 	}
-	if c.Emit != EmitAll && c.Emit != EmitVerdicts {
+	if c.Emit != EmitAll && c.Emit != EmitVerdicts && c.Emit != EmitTurns {
 		bad(ErrEmitUnknown, "emit is %q", c.Emit)
 	}
 	if len(c.PassSpans) > 0 && c.Emit != EmitVerdicts {

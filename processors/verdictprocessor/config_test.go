@@ -35,6 +35,7 @@ func TestLoadConfig(t *testing.T) {
 			Launches: LaunchesConfig{Max: 50, Idle: 2 * time.Hour},
 			Rules:    verdict.Rules{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
 		}},
+		{id: "join", want: func() *Config { c := createDefaultConfig().(*Config); c.Emit = EmitTurns; return c }()},
 		{id: "bad_wait", wantErr: ErrWaitNotPositive},
 		{id: "bad_age", wantErr: ErrMaxAgeBelowWait},
 		{id: "bad_pending", wantErr: ErrMaxPendingNotPositive},

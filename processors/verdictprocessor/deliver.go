@@ -3,6 +3,7 @@ package verdictprocessor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -23,6 +24,9 @@ type decision struct {
 	// none, with counters.installations 0).
 	installation string
 	v            verdict.Verdict
+	// joined (emit: turns) is the trace's readings as they stood when it
+	// was joined, written as spans once the lock is let go.
+	joined verdict.Trace
 	// evicted: already out of memory (the pending limit, shutdown); a
 	// refusal drops it, counted, since there is no room to hold it again.
 	evicted bool
@@ -32,12 +36,26 @@ type decision struct {
 // settle releases it once the next consumer accepted the verdict.
 func (p *verdictProcessor) decideLocked(e *pending.Entry, forced verdict.Forced, out *tally) decision {
 	e.Delivery.Sending, e.Delivery.Forced = true, forced
+	if p.emitTurns {
+		return joinLocked(e, forced)
+	}
 	v := verdict.Decide(&e.Trace, p.earlierOf(e), &p.cfg.Rules, forced)
 	if v.HistoryDisagrees {
 		out.disagreements++
 	}
 	return decision{entry: e, resource: e.Turn.Resource, turnAt: e.TurnAt,
 		installation: p.labels.label(installationOf(e.Turn.Resource), p.now()), v: v}
+}
+
+// joinLocked (emit: turns) is decideLocked's part for a stage that
+// decides nothing: a copy of the trace's readings, taken under the lock
+// (a late span may still add to the held trace while it is sent), with
+// why it was forced, if it was, for the processor's counters.
+func joinLocked(e *pending.Entry, forced verdict.Forced) decision {
+	t := e.Trace
+	t.UnitSpans, t.Units, t.Takes = slices.Clone(t.UnitSpans), slices.Clone(t.Units), slices.Clone(t.Takes)
+	return decision{entry: e, resource: e.Turn.Resource, turnAt: e.TurnAt, joined: t,
+		v: verdict.Verdict{Forced: forced.Reason}}
 }
 
 // forced words why a turn is decided early, as the evidence gives it.
@@ -65,11 +83,23 @@ func (p *verdictProcessor) appendVerdict(td ptrace.Traces, d *decision, now time
 	verdict.Append(td, d.resource, &r, p.epoch)
 }
 
-// verdictBatch writes the verdict spans of ds into a batch of their own.
+// appendJoined (emit: turns) writes d's trace into td as its joined
+// spans: the voice.turn, its units and its takes, under the phone's
+// resource, for the stage that keeps the turn's launch to decide.
+func appendJoined(td ptrace.Traces, d *decision) {
+	verdict.AppendTrace(td, &d.joined)
+}
+
+// verdictBatch writes the verdict spans of ds (with emit: turns, their
+// joined spans) into a batch of their own.
 func (p *verdictProcessor) verdictBatch(ds []decision) ptrace.Traces {
 	td := ptrace.NewTraces()
 	now := p.now()
 	for i := range ds {
+		if p.emitTurns {
+			appendJoined(td, &ds[i])
+			continue
+		}
 		p.appendVerdict(td, &ds[i], now)
 	}
 	return td
@@ -176,7 +206,9 @@ func (p *verdictProcessor) acceptedLocked(d *decision, now time.Time, out *tally
 		p.releaseLocked(other, out)
 		out.inc(&out.dropped, dropDecided)
 	}
-	out.inc(&out.verdicts, d.v.Cause)
+	if d.v.Cause != "" { // a joined turn has none
+		out.inc(&out.verdicts, d.v.Cause)
+	}
 	if d.v.Forced != "" {
 		out.inc(&out.forced, d.v.Forced)
 	}

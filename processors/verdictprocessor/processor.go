@@ -54,6 +54,8 @@ type verdictProcessor struct {
 	now     func() time.Time
 	manual  bool // tests sweep by hand with their own clock
 	emitAll bool
+	// emitTurns: the joined turns go on instead of verdicts (emit: turns).
+	emitTurns bool
 	// epoch is when this processor began counting: the timestamp of the
 	// counted events (verdict.Append).
 	epoch pcommon.Timestamp
@@ -103,7 +105,8 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		tel:           tel,
 		next:          next,
 		now:           time.Now,
-		emitAll:       cfg.Emit != EmitVerdicts,
+		emitAll:       cfg.Emit != EmitVerdicts && cfg.Emit != EmitTurns,
+		emitTurns:     cfg.Emit == EmitTurns,
 		labels:        newLabelBudget(cfg.Counters.Installations, cfg.Counters.Idle),
 		inflight:      map[pcommon.TraceID]int{},
 		sweepInterval: sweepIntervalFor(cfg),
@@ -111,7 +114,7 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		refusedLog:    logLimiter{every: 10 * time.Second},
 	}
 	p.held = pending.New(cfg.DecidedCacheSize, nil)
-	if cfg.Launches.Max > 0 {
+	if cfg.Launches.Max > 0 && !p.emitTurns {
 		// A turn reads up to rising_turns earlier turns; twice that many
 		// are kept, so a turn that arrives late still finds its neighbours.
 		p.launches = launches.New(cfg.Launches.Max, cfg.Launches.Idle, 2*(semconv.LiveHistory+1))
