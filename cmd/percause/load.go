@@ -288,7 +288,7 @@ func printProfiles(w io.Writer, files []string) {
 	if len(files) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "  profiles (go tool pprof -top FILE):")
+	fmt.Fprintln(w, "  profiles, from each collector's start to its stop (the figures above include the profiler's own cost; go tool pprof -top FILE):")
 	for _, f := range files {
 		fmt.Fprintf(w, "    %s\n", f)
 	}
@@ -300,6 +300,9 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 	fmt.Fprintf(w, "%d collectors side by side: %d turns (%d spans) to each after %d to warm up, %d senders (--concurrency), %d rounds rotating which goes first\n",
 		len(cmp.Sides), cmp.Turns, cmp.Spans, cmp.Warmup, cmp.Concurrency, cmp.Rounds)
 	fmt.Fprintf(w, "machine: %d CPUs, load average %.2f before, %.2f after\n", cmp.Machine.CPUs, cmp.Machine.LoadBefore, cmp.Machine.LoadAfter)
+	if cmp.Machine.CPUs > 0 && cmp.Machine.LoadBefore > float64(cmp.Machine.CPUs) {
+		fmt.Fprintln(w, "  (busy before the run: each collector's CPU is its own, but what it costs shifts with what else runs; read the ratios, and how far the rounds spread)")
+	}
 	const row = "  %-20s %11s %13s %8s %10s %10s %8s %8s %11s %6s\n"
 	fmt.Fprintf(w, row, "", "CPU-µs/span", "rounds", "outside", "req p50 ms", "req p99 ms", "turns/s", "refused", "alloc KB/sp", "exact")
 	for _, s := range cmp.Sides {
