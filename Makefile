@@ -46,10 +46,17 @@ bench:
 load: build
 	./$(BIN) load --installations 20000 --turns 100000 --relaunch-every 2 --concurrency 64
 
-# The embedded default's CPU per span against a stock pass-through, side by
-# side on the same turns.
+# The embedded default's CPU per span and request latency against a stock
+# pass-through (OTLP → batch → debug) and a durable stock peer (OTLP →
+# otlphttp with its sending queue in file_storage), the three side by side
+# on the same turns, with 2, 8 and 64 senders: a household's phone and
+# engine, a few households, a fleet. Each run prints its table and the
+# ratios default/passthrough and default/durable; 6 rounds let each of the
+# three go first twice. About 3 minutes on 2 cores.
 compare: build
-	./$(BIN) load --compare --turns 10000 --installations 1000 --relaunch-every 2 --concurrency 64
+	./$(BIN) load --compare --concurrency 2 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6
+	./$(BIN) load --compare --concurrency 8 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6
+	./$(BIN) load --compare --concurrency 64 --turns 10000 --installations 1000 --relaunch-every 2 --rounds 6
 
 # Each fuzz test for a short while (the corpora under testdata/fuzz run in
 # every `make test`).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -42,12 +43,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the generated fleet")
 	fs.IntVar(&o.Probe, "probe", 100, "turns sent after the run and timed until counted (0: none)")
 	fs.DurationVar(&o.Timeout, "timeout", 60*time.Second, "how long the counts may take to be exact")
-	compare := fs.Bool("compare", false, "start the default collector and a stock pass-through (OTLP → batch → debug) and compare their CPU per span on the same turns")
-	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync off and on (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
-	rounds := fs.Int("rounds", 10, "with --compare or --compare-fsync: rounds alternating which collector goes first")
+	compare := fs.Bool("compare", false, "start the default collector, a stock pass-through (OTLP → batch → debug) and a durable stock peer (OTLP → otlphttp with a file_storage sending queue, to a sink served here) and compare their CPU per span and request latency on the same turns")
+	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync on and off (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
+	rounds := fs.Int("rounds", 12, "with --compare or --compare-fsync: rounds rotating which collector goes first (a multiple of the collectors, 3 or 2, lets each go first as often)")
+	fs.IntVar(&o.Warmup, "warmup", 200, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured")
+	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare | --compare-fsync] [--json]")
+		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare | --compare-fsync] [--profile DIR] [--json]")
 		fmt.Fprintln(stderr, "Sends realistic voice turns (a voice.turn with its units from the phone, the takes from the engine, in")
 		fmt.Fprintln(stderr, "separate requests in either order, each built to fire one known cause), retries what is refused, and")
 		fmt.Fprintln(stderr, "checks percause_turns_total by cause on the Prometheus endpoint exactly. Exits 1 if a count differs.")
@@ -58,8 +61,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.Seed = *seed
 	switch {
-	case o.Turns <= 0 || o.Installations <= 0 || o.Concurrency <= 0 || o.RelaunchEvery < 0 || o.Probe < 0 || o.Rate < 0 || *rounds <= 0:
-		fmt.Fprintln(stderr, "load: --turns, --installations, --concurrency and --rounds must be positive; --relaunch-every, --probe and --rate not negative")
+	case o.Turns <= 0 || o.Installations <= 0 || o.Concurrency <= 0 || o.RelaunchEvery < 0 || o.Probe < 0 || o.Rate < 0 || o.Warmup < 0 || *rounds <= 0:
+		fmt.Fprintln(stderr, "load: --turns, --installations, --concurrency and --rounds must be positive; --relaunch-every, --probe, --rate and --warmup not negative")
 		return 2
 	case (*compare || *compareFsync) && *otlp != "":
 		fmt.Fprintln(stderr, "load: --compare and --compare-fsync start their own collectors; leave out --otlp")
@@ -70,11 +73,37 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *otlp == "" && (t.PromURL != "" || t.Pid != 0):
 		fmt.Fprintln(stderr, "load: --prom and --pid describe the collector given with --otlp")
 		return 2
+	case *profile != "" && *otlp != "":
+		fmt.Fprintln(stderr, "load: --profile profiles the collectors the load tool starts; leave out --otlp (a running collector is profiled with its own pprof extension)")
+		return 2
 	}
 
 	// Without --otlp the default collector runs here, in a temporary folder,
-	// on this very binary (with --compare, beside the pass-through).
+	// on this very binary (with --compare, beside its peers).
 	var dir, self string
+	var started []*load.Collector
+	var sink *load.Sink // where the durable peer exports
+	startCollector := func(name string, configs []string, opts ...load.StartOption) (*load.Collector, error) {
+		if *profile != "" {
+			opts = append(opts, load.WithProfile(*profile))
+		}
+		c, err := load.StartCollector(ctx, self, name, filepath.Join(dir, name), configs, opts...)
+		if err == nil {
+			started = append(started, c)
+		}
+		return c, err
+	}
+	defer func() {
+		for _, c := range started {
+			c.Stop()
+		}
+		if sink != nil {
+			sink.Close() // after the peer, which exports to it until it stops
+		}
+		if dir != "" {
+			os.RemoveAll(dir) // once nothing runs in it
+		}
+	}()
 	var def *load.Collector
 	if *otlp == "" {
 		var err error
@@ -82,86 +111,58 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "load: %v\n", err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
 		if self, err = os.Executable(); err != nil {
 			fmt.Fprintf(stderr, "load: finding this binary to start a collector: %v\n", err)
 			return 1
 		}
 		name, env := "default", []string(nil)
 		if *compareFsync {
-			name, env = "fsync-off", []string{collectorconfig.EnvFsync + "=false"}
+			name, env = "fsync-on", []string{collectorconfig.EnvFsync + "=true"}
 		}
-		if def, err = load.StartCollector(ctx, self, name, dir+"/"+name, nil, env...); err != nil {
+		if def, err = startCollector(name, nil, load.WithEnv(env...)); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		defer def.Stop()
 	}
 
-	if *compareFsync {
-		on, err := load.StartCollector(ctx, self, "fsync-on", dir+"/fsync-on", nil, collectorconfig.EnvFsync+"=true")
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		defer on.Stop()
-		sides, turns, err := load.SideBySide(ctx, []*load.Collector{def, on}, o, *rounds)
-		if err != nil {
-			fmt.Fprintf(stderr, "load: %v\n", err)
-			return 1
-		}
-		if *asJSON {
-			_ = json.NewEncoder(stdout).Encode(map[string]any{"turns": turns, "concurrency": o.Concurrency, "sides": sides})
-		} else {
-			fmt.Fprintf(stdout, "%d turns to each, %d in flight, in %d rounds alternating which goes first (file_storage fsync off, then on)\n", turns, o.Concurrency, *rounds)
-			fmt.Fprintf(stdout, "  %-10s %12s %15s %15s %8s %8s %6s\n", "", "CPU-µs/span", "request p50 ms", "request p99 ms", "turns/s", "refused", "exact")
-			for _, sd := range sides {
-				fmt.Fprintf(stdout, "  %-10s %12.2f %15.2f %15.2f %8.0f %8d %6s\n", sd.Name, sd.CPUPerSpan, sd.RequestP50Ms, sd.RequestP99Ms, sd.TurnsPerSec, sd.Refused, yesNo(sd.Exact))
-			}
-			if off, on := sides[0], sides[1]; off.CPUPerSpan > 0 && off.RequestP50Ms > 0 && off.RequestP99Ms > 0 && off.TurnsPerSec > 0 {
-				fmt.Fprintf(stdout, "  %-10s %12.2f %15.2f %15.2f %8.2f\n", "on/off", on.CPUPerSpan/off.CPUPerSpan,
-					on.RequestP50Ms/off.RequestP50Ms, on.RequestP99Ms/off.RequestP99Ms, on.TurnsPerSec/off.TurnsPerSec)
-			}
-		}
-		for _, sd := range sides {
-			if !sd.Exact {
+	if *compare || *compareFsync {
+		cs := []*load.Collector{def}
+		legend := "fsync-on and fsync-off: the embedded local.yaml with file_storage's fsync on and off (PERCAUSE_FSYNC)"
+		if *compareFsync {
+			off, err := startCollector("fsync-off", nil, load.WithEnv(collectorconfig.EnvFsync+"=false"))
+			if err != nil {
+				fmt.Fprintln(stderr, err)
 				return 1
 			}
+			cs = append(cs, off)
+		} else {
+			peers, err := startPeers(dir, startCollector)
+			sink = peers.sink
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
+			}
+			cs = append(cs, peers.pass, peers.durable)
+			legend = "default: the embedded local.yaml; passthrough: OTLP → batch → debug (keeps nothing); durable: OTLP → otlphttp with its sending queue in file_storage (stored before the 200), exporting to a sink served here"
 		}
-		return 0
-	}
-
-	if *compare {
-		passCfg := dir + "/passthrough.yaml"
-		if err := os.WriteFile(passCfg, load.Passthrough, 0o644); err != nil {
+		if *rounds%len(cs) != 0 {
+			fmt.Fprintf(stderr, "load: %d rounds for %d collectors: they do not all go first equally often (a multiple of %d does)\n", *rounds, len(cs), len(cs))
+		}
+		cmp, err := load.Compare(ctx, cs, o, *rounds)
+		if err != nil {
 			fmt.Fprintf(stderr, "load: %v\n", err)
 			return 1
 		}
-		pass, err := load.StartCollector(ctx, self, "passthrough", dir+"/passthrough", []string{passCfg})
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		defer pass.Stop()
-		cmp, err := load.Compare(ctx, def, pass, o, *rounds)
-		if err != nil {
+		if cmp.Profiles, err = writeProfiles(ctx, started); err != nil {
 			fmt.Fprintf(stderr, "load: %v\n", err)
 			return 1
 		}
 		if *asJSON {
 			_ = json.NewEncoder(stdout).Encode(cmp)
 		} else {
-			fmt.Fprintf(stdout, "%d turns (%d spans) to each, in %d rounds alternating which goes first\n", cmp.Turns, cmp.Spans, *rounds)
-			fmt.Fprintf(stdout, "  default (embedded local.yaml)         %6.2f CPU-µs per span\n", cmp.DefaultCPUPerSp)
-			fmt.Fprintf(stdout, "  stock pass-through (batch → debug)    %6.2f CPU-µs per span\n", cmp.PassCPUPerSpan)
-			fmt.Fprintf(stdout, "  ratio                                 %6.2f\n", cmp.Ratio)
-			fmt.Fprintf(stdout, "  request p99: default %.2f ms, pass-through %.2f ms\n", cmp.DefaultP99Ms, cmp.PassP99Ms)
-			fmt.Fprintf(stdout, "  default counted every turn exactly:   %v\n", yesNo(cmp.Exact))
-			for _, d := range cmp.Differences {
-				fmt.Fprintf(stdout, "    %s\n", d)
-			}
+			printComparison(stdout, cmp, legend)
 		}
-		if !cmp.Exact {
+		if !cmp.Exact() {
 			return 1
 		}
 		return 0
@@ -174,6 +175,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	r, err := load.Drive(ctx, t, o)
 	if err != nil {
+		fmt.Fprintf(stderr, "load: %v\n", err)
+		return 1
+	}
+	if r.Profiles, err = writeProfiles(ctx, started); err != nil {
 		fmt.Fprintf(stderr, "load: %v\n", err)
 		return 1
 	}
@@ -213,6 +218,131 @@ func printReport(w io.Writer, r load.Report) {
 	if r.ProbeTurns > 0 {
 		fmt.Fprintf(w, "  %d more turns afterwards counted within %.2f s: %s\n", r.ProbeTurns, r.ProbeSeconds, yesNo(r.ProbeExact))
 	}
+	printProfiles(w, r.Profiles)
+}
+
+// peers are the collectors --compare measures the default against.
+type peers struct {
+	pass, durable *load.Collector
+	sink          *load.Sink
+}
+
+// startPeers starts the stock pass-through and the durable stock peer, and
+// the sink the peer exports to, on loopback. The sink is returned even with
+// an error, for the caller to close.
+func startPeers(dir string, start func(string, []string, ...load.StartOption) (*load.Collector, error)) (peers, error) {
+	var p peers
+	passCfg, durableCfg := filepath.Join(dir, "passthrough.yaml"), filepath.Join(dir, "durablepeer.yaml")
+	if err := os.WriteFile(passCfg, load.Passthrough, 0o644); err != nil {
+		return p, fmt.Errorf("load: %w", err)
+	}
+	if err := os.WriteFile(durableCfg, load.DurablePeer, 0o644); err != nil {
+		return p, fmt.Errorf("load: %w", err)
+	}
+	var err error
+	if p.pass, err = start("passthrough", []string{passCfg}); err != nil {
+		return p, err
+	}
+	p.pass.PromURL = "" // it counts nothing
+	if p.sink, err = load.StartSink("127.0.0.1:0"); err != nil {
+		return p, err
+	}
+	if p.durable, err = start("durable", []string{durableCfg}, load.WithEnv(collectorconfig.EnvTracesForward+"="+p.sink.URL)); err != nil {
+		return p, err
+	}
+	p.durable.PromURL, p.durable.Sink = "", p.sink
+	return p, nil
+}
+
+// writeProfiles, for collectors started with --profile, fetches each one's
+// heap profile, stops them all gracefully (the CPU profile is written at
+// the stop) and returns the files written.
+func writeProfiles(ctx context.Context, cs []*load.Collector) ([]string, error) {
+	var files []string
+	for _, c := range cs {
+		if c.PprofURL == "" {
+			continue
+		}
+		if err := c.WriteHeapProfile(ctx); err != nil {
+			return files, err
+		}
+		files = append(files, c.HeapProfile)
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	for _, c := range cs {
+		if err := c.Stop(); err != nil {
+			return files, err
+		}
+		if fi, err := os.Stat(c.CPUProfile); err != nil || fi.Size() == 0 {
+			return files, fmt.Errorf("the %s collector stopped without writing its CPU profile %s (its log: %s)", c.Name, c.CPUProfile, c.LogFile())
+		}
+		files = append(files, c.CPUProfile)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+func printProfiles(w io.Writer, files []string) {
+	if len(files) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  profiles, from each collector's start to its stop (the figures above include the profiler's own cost; go tool pprof -top FILE):")
+	for _, f := range files {
+		fmt.Fprintf(w, "    %s\n", f)
+	}
+}
+
+// printComparison prints a side-by-side run as a table: each collector,
+// then the first one's ratio to each other.
+func printComparison(w io.Writer, cmp load.Comparison, legend string) {
+	fmt.Fprintf(w, "%d collectors side by side: %d turns (%d spans) to each after %d to warm up, %d senders (--concurrency), %d rounds rotating which goes first\n",
+		len(cmp.Sides), cmp.Turns, cmp.Spans, cmp.Warmup, cmp.Concurrency, cmp.Rounds)
+	fmt.Fprintf(w, "machine: %d CPUs, load average %.2f before, %.2f after\n", cmp.Machine.CPUs, cmp.Machine.LoadBefore, cmp.Machine.LoadAfter)
+	if cmp.Machine.CPUs > 0 && cmp.Machine.LoadBefore > float64(cmp.Machine.CPUs) {
+		fmt.Fprintln(w, "  (busy before the run: each collector's CPU is its own, but what it costs shifts with what else runs; read the ratios, and how far the rounds spread)")
+	}
+	const row = "  %-20s %11s %13s %8s %10s %10s %8s %8s %11s %6s\n"
+	fmt.Fprintf(w, row, "", "CPU-µs/span", "rounds", "outside", "req p50 ms", "req p99 ms", "turns/s", "refused", "alloc KB/sp", "exact")
+	for _, s := range cmp.Sides {
+		lo, hi := minMax(s.RoundCPUPerSpan)
+		exact := "-"
+		if s.Checked {
+			exact = yesNo(s.Exact)
+		}
+		alloc := "-"
+		if s.AllocPerSpan > 0 {
+			alloc = fmt.Sprintf("%.1f", s.AllocPerSpan/1024)
+		}
+		fmt.Fprintf(w, row, s.Name, f2(s.CPUPerSpan), f2(lo)+"–"+f2(hi), f2(s.OutsideCPUPerSpan), f2(s.RequestP50Ms), f2(s.RequestP99Ms),
+			fmt.Sprintf("%.0f", s.TurnsPerSec), fmt.Sprint(s.Refused), alloc, exact)
+	}
+	for _, r := range cmp.Ratios {
+		fmt.Fprintf(w, row, r.Of+"/"+r.To, f2(r.CPUPerSpan), f2(r.RoundsMin)+"–"+f2(r.RoundsMax), "", f2(r.RequestP50Ms), f2(r.RequestP99Ms), f2(r.TurnsPerSec), "", "", "")
+	}
+	fmt.Fprintf(w, "  %s\n", legend)
+	fmt.Fprintln(w, "  rounds: the least and greatest of one round; outside: CPU between the collector's rounds, per span (background, or work left after the settle)")
+	for _, s := range cmp.Sides {
+		for _, d := range s.Differences {
+			fmt.Fprintf(w, "  %s: %s\n", s.Name, d)
+		}
+	}
+	printProfiles(w, cmp.Profiles)
+}
+
+func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+func minMax(vs []float64) (lo, hi float64) {
+	for i, v := range vs {
+		if i == 0 || v < lo {
+			lo = v
+		}
+		if i == 0 || v > hi {
+			hi = v
+		}
+	}
+	return lo, hi
 }
 
 func yesNo(b bool) string {

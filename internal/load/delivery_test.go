@@ -32,7 +32,7 @@ func startCollectorEnv(t *testing.T, name string, env []string, configs ...strin
 	if testing.Short() {
 		t.Skip("runs the percause binary")
 	}
-	c, err := load.StartCollector(context.Background(), testenv.PercauseBin(t), name, t.TempDir(), configs, env...)
+	c, err := load.StartCollector(context.Background(), testenv.PercauseBin(t), name, t.TempDir(), configs, load.WithEnv(env...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,10 @@ package load
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,6 +25,10 @@ type Options struct {
 	Seed          uint64
 	Probe         int           // turns sent after the run and timed until counted
 	Timeout       time.Duration // how long the counts may take to be exact
+	// Warmup is how many turns a side-by-side run sends each collector
+	// before its first round, not measured: the senders' connections, the
+	// collector's heap and its storage files grow to their size in them.
+	Warmup int
 }
 
 // Target is the collector a run sends to.
@@ -55,6 +63,7 @@ type Report struct {
 	ProbeTurns    int                `json:"probe_turns,omitempty"`
 	ProbeSeconds  float64            `json:"probe_seconds_to_count,omitempty"`
 	ProbeExact    bool               `json:"probe_counted_exactly,omitempty"`
+	Profiles      []string           `json:"profiles,omitempty"` // the pprof files written, when profiled
 }
 
 // Drive sends o.Turns turns of a fleet to the target, checks that the
@@ -144,68 +153,155 @@ func minus(a, b map[string]float64) map[string]float64 {
 	return out
 }
 
-// Comparison is the default pipeline's CPU per span against the stock
-// pass-through's, measured side by side on the same turns.
+// Comparison is a side-by-side run: each collector's figures, and the
+// first collector's ratio to each of the others.
 type Comparison struct {
-	Turns           int      `json:"turns"`
-	Spans           int64    `json:"spans_each"`
-	DefaultCPUPerSp float64  `json:"default_cpu_us_per_span"`
-	PassCPUPerSpan  float64  `json:"passthrough_cpu_us_per_span"`
-	Ratio           float64  `json:"ratio"`
-	DefaultP99Ms    float64  `json:"default_request_p99_ms"`
-	PassP99Ms       float64  `json:"passthrough_request_p99_ms"`
-	Exact           bool     `json:"default_counted_exactly"`
-	Differences     []string `json:"differences,omitempty"`
+	Turns       int      `json:"turns"` // sent to each, measured
+	Spans       int64    `json:"spans_each"`
+	Warmup      int      `json:"warmup_turns"` // sent to each before, not measured
+	Concurrency int      `json:"concurrency"`  // turns in flight at once: the senders
+	Rounds      int      `json:"rounds"`
+	Sides       []Side   `json:"sides"`
+	Ratios      []Ratio  `json:"ratios"`
+	Machine     Machine  `json:"machine"`
+	Profiles    []string `json:"profiles,omitempty"` // the pprof files written, when profiled
 }
 
-// Compare sends the same turns, in rounds that alternate which goes
-// first, to the default collector and to the pass-through, and reports each
-// one's CPU per span and their ratio. Only the collectors' CPU is counted,
-// read from /proc; the generator's is its own.
-func Compare(ctx context.Context, def, pass *Collector, o Options, rounds int) (Comparison, error) {
-	var cmp Comparison
-	uncounted := *pass
-	uncounted.PromURL = "" // the pass-through counts nothing
-	sides, turns, err := SideBySide(ctx, []*Collector{def, &uncounted}, o, rounds)
+// Compare runs SideBySide and gives the first collector's ratio to each
+// of the others.
+func Compare(ctx context.Context, cs []*Collector, o Options, rounds int) (Comparison, error) {
+	cmp := Comparison{Concurrency: o.Concurrency, Rounds: max(rounds, 1), Warmup: o.Warmup}
+	cmp.Machine.CPUs, cmp.Machine.LoadBefore = runtime.NumCPU(), loadAverage()
+	sides, turns, err := SideBySide(ctx, cs, o, rounds)
+	cmp.Machine.LoadAfter = loadAverage()
+	cmp.Sides, cmp.Turns = sides, turns
+	if len(sides) > 0 {
+		cmp.Spans = sides[0].Spans
+		for _, to := range sides[1:] {
+			cmp.Ratios = append(cmp.Ratios, NewRatio(sides[0], to))
+		}
+	}
+	return cmp, err
+}
+
+// Exact reports whether every collector whose counts were checked counted
+// every turn exactly.
+func (c Comparison) Exact() bool {
+	for _, s := range c.Sides {
+		if s.Checked && !s.Exact {
+			return false
+		}
+	}
+	return true
+}
+
+// Machine is what the run's machine was doing: the collectors' CPU is
+// their own, but they share the cores and caches with whatever else runs.
+type Machine struct {
+	CPUs       int     `json:"cpus"`
+	LoadBefore float64 `json:"load_average_before"` // 1-minute load average before the first round
+	LoadAfter  float64 `json:"load_average_after"`  // and after the last (the run's own load in it)
+}
+
+// loadAverage is the machine's 1-minute load average (0 when unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return cmp, err
+		return 0
 	}
-	d, p := sides[0], sides[1]
-	cmp.Turns, cmp.Spans = turns, d.Spans
-	cmp.DefaultCPUPerSp, cmp.PassCPUPerSpan = d.CPUPerSpan, p.CPUPerSpan
-	if cmp.PassCPUPerSpan > 0 {
-		cmp.Ratio = cmp.DefaultCPUPerSp / cmp.PassCPUPerSpan
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
 	}
-	cmp.DefaultP99Ms, cmp.PassP99Ms = d.RequestP99Ms, p.RequestP99Ms
-	cmp.Exact, cmp.Differences = d.Exact, d.Differences
-	return cmp, nil
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // Side is what one collector of a side-by-side run measured.
 type Side struct {
-	Name         string   `json:"name"`
-	Spans        int64    `json:"spans"`
-	CPUPerSpan   float64  `json:"cpu_us_per_span"`
+	Name       string  `json:"name"`
+	Spans      int64   `json:"spans"`
+	CPUPerSpan float64 `json:"cpu_us_per_span"`
+	// RoundCPUPerSpan is each round's CPU per span, in the order run.
+	RoundCPUPerSpan []float64 `json:"rounds_cpu_us_per_span"`
+	// OutsideCPUPerSpan is the CPU the collector spent outside its rounds
+	// (while the others were measured), per span it was sent: its
+	// background work, and work a round left unfinished when its CPU was
+	// read (a settle too short shows here).
+	OutsideCPUPerSpan float64 `json:"outside_cpu_us_per_span"`
+	// AllocPerSpan is the heap allocated per span over the run, from the
+	// collector's own telemetry: what its garbage collector has to collect.
+	AllocPerSpan float64  `json:"alloc_bytes_per_span,omitempty"`
 	RequestP50Ms float64  `json:"request_p50_ms"`
 	RequestP99Ms float64  `json:"request_p99_ms"`
 	TurnsPerSec  float64  `json:"turns_per_second"` // over the time its rounds took to send
 	Refused      int64    `json:"refused"`
-	Exact        bool     `json:"counted_exactly"` // with a PromURL
+	Checked      bool     `json:"counts_checked"`  // it has a PromURL
+	Exact        bool     `json:"counted_exactly"` // when checked
 	Differences  []string `json:"differences,omitempty"`
 }
 
-// SideBySide sends the same turns to each collector, in rounds that rotate
+// Ratio is one collector's figures over another's, from one side-by-side
+// run.
+type Ratio struct {
+	Of         string  `json:"of"`
+	To         string  `json:"to"`
+	CPUPerSpan float64 `json:"cpu_us_per_span"`
+	// The least and the greatest ratio of one round's CPU per span: how far
+	// a round strays from the run's ratio.
+	RoundsMin    float64 `json:"cpu_rounds_min"`
+	RoundsMax    float64 `json:"cpu_rounds_max"`
+	RequestP50Ms float64 `json:"request_p50_ms"`
+	RequestP99Ms float64 `json:"request_p99_ms"`
+	TurnsPerSec  float64 `json:"turns_per_second"`
+}
+
+// NewRatio is of's figures over to's (0 where to's is 0).
+func NewRatio(of, to Side) Ratio {
+	r := Ratio{Of: of.Name, To: to.Name,
+		CPUPerSpan:   div(of.CPUPerSpan, to.CPUPerSpan),
+		RequestP50Ms: div(of.RequestP50Ms, to.RequestP50Ms),
+		RequestP99Ms: div(of.RequestP99Ms, to.RequestP99Ms),
+		TurnsPerSec:  div(of.TurnsPerSec, to.TurnsPerSec)}
+	for i := range min(len(of.RoundCPUPerSpan), len(to.RoundCPUPerSpan)) {
+		v := div(of.RoundCPUPerSpan[i], to.RoundCPUPerSpan[i])
+		if i == 0 || v < r.RoundsMin {
+			r.RoundsMin = v
+		}
+		if i == 0 || v > r.RoundsMax {
+			r.RoundsMax = v
+		}
+	}
+	return r
+}
+
+func div(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// allocMetric is the collector's own counter of heap bytes allocated.
+const allocMetric = "otelcol_process_runtime_alloc_bytes_total"
+
+// SideBySide sends the same turns to each collector, o.Warmup of them
+// unmeasured, then the rest in rounds that rotate
 // which goes first, one collector at a time, and reports each one's CPU per
-// span (its own, read from /proc, from the round's first request until its
-// exporters have settled), its request latency from the client's side, and,
-// for a collector with a PromURL, whether it counted every turn exactly. It
-// returns the sides in the order given and the turns each was sent.
+// span (its own, read from the kernel, from the round's first request until
+// its exporters have settled: a collector with a Sink until the sink has
+// every span of the round, then settle), its request latency from the
+// client's side, and, for a collector with a PromURL, whether it counted
+// every turn exactly (the warm-up's turns too). It returns the sides in
+// the order given and the turns each was sent in its rounds.
 func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]Side, int, error) {
 	rounds = max(rounds, 1)
 	f := NewFleet(o.Installations, o.RelaunchEvery, o.Seed)
 	senders := make([]*Sender, len(cs))
 	bases := make([]Counts, len(cs))
 	cpu, took := make([]time.Duration, len(cs)), make([]time.Duration, len(cs))
+	roundCPU := make([][]float64, len(cs))
+	start, alloc0 := make([]Usage, len(cs)), make([]float64, len(cs))
 	for i, c := range cs {
 		senders[i] = NewSender(c.TracesURL, o.Concurrency)
 		if c.PromURL != "" {
@@ -216,6 +312,24 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 		}
 	}
 	sent := Tally{}
+	if o.Warmup > 0 {
+		got, err := warmUp(ctx, cs, f, o)
+		if err != nil {
+			return nil, 0, err
+		}
+		for k, v := range got {
+			sent[k] += v
+		}
+	}
+	for i, c := range cs {
+		alloc0[i] = allocated(ctx, c)
+	}
+	for i, c := range cs {
+		var err error
+		if start[i], err = ProcUsage(c.Pid()); err != nil {
+			return nil, 0, err
+		}
+	}
 	per := max(o.Turns/rounds, 1)
 	for r := 0; r < rounds; r++ {
 		turns := make([]*Turn, per)
@@ -224,24 +338,38 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 		}
 		for k := range cs {
 			i := (r + k) % len(cs)
-			u0, err := ProcUsage(cs[i].Pid())
+			s, c := senders[i], cs[i]
+			spans0, sunk0 := s.Spans.Load(), int64(0)
+			if c.Sink != nil {
+				sunk0 = c.Sink.Spans()
+			}
+			u0, err := ProcUsage(c.Pid())
 			if err != nil {
 				return nil, 0, err
 			}
-			start := time.Now()
-			got, err := sendAll(ctx, senders[i], turns, o.Concurrency)
+			t0 := time.Now()
+			got, err := sendAll(ctx, s, turns, o.Concurrency)
 			if err != nil {
 				return nil, 0, err
 			}
-			took[i] += time.Since(start)
+			took[i] += time.Since(t0)
+			spans := s.Spans.Load() - spans0
+			if c.Sink != nil {
+				// The peer's queue has accepted the round; its work ends
+				// when it has exported it.
+				if err := c.Sink.WaitSpans(ctx, sunk0+spans, o.Timeout); err != nil {
+					return nil, 0, fmt.Errorf("the %s collector's exports: %w", c.Name, err)
+				}
+			}
 			// Let the batch processor's timeout and the exporters finish
 			// with this round before its CPU is read.
 			time.Sleep(settle)
-			u1, err := ProcUsage(cs[i].Pid())
+			u1, err := ProcUsage(c.Pid())
 			if err != nil {
 				return nil, 0, err
 			}
 			cpu[i] += u1.CPU - u0.CPU
+			roundCPU[i] = append(roundCPU[i], float64((u1.CPU-u0.CPU).Nanoseconds())/1e3/float64(max(spans, 1)))
 			if i == 0 {
 				for k, v := range got {
 					sent[k] += v
@@ -252,21 +380,82 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 	sides := make([]Side, len(cs))
 	for i, c := range cs {
 		s := senders[i]
+		end, err := ProcUsage(c.Pid())
+		if err != nil {
+			return nil, 0, err
+		}
+		n := float64(max(s.Spans.Load(), 1))
 		lat := s.Latencies()
 		sides[i] = Side{Name: c.Name, Spans: s.Spans.Load(), Refused: s.Refused.Load(),
-			CPUPerSpan:   float64(cpu[i].Microseconds()) / float64(max(s.Spans.Load(), 1)),
-			RequestP50Ms: ms(Percentile(lat, 50)), RequestP99Ms: ms(Percentile(lat, 99)),
-			TurnsPerSec: float64(rounds*per) / max(took[i].Seconds(), 1e-9)}
+			CPUPerSpan:        float64(cpu[i].Nanoseconds()) / 1e3 / n,
+			RoundCPUPerSpan:   roundCPU[i],
+			OutsideCPUPerSpan: float64((end.CPU - start[i].CPU - cpu[i]).Nanoseconds()) / 1e3 / n,
+			RequestP50Ms:      ms(Percentile(lat, 50)), RequestP99Ms: ms(Percentile(lat, 99)),
+			TurnsPerSec: float64(rounds*per) / max(took[i].Seconds(), 1e-9),
+			Checked:     c.PromURL != ""}
+	}
+	// Read after every collector's CPU: a scrape costs CPU of its own.
+	for i, c := range cs {
+		if a0, a1 := alloc0[i], allocated(ctx, c); a0 > 0 && a1 > a0 {
+			sides[i].AllocPerSpan = (a1 - a0) / float64(max(sides[i].Spans, 1))
+		}
+	}
+	for i, c := range cs {
 		if c.PromURL == "" {
 			continue
 		}
 		_, diff, err := WaitCounted(ctx, c.PromURL, bases[i].By, sent, o.Timeout)
 		if err != nil {
-			return sides, sent.Total(), err
+			return sides, rounds * per, err
 		}
 		sides[i].Exact, sides[i].Differences = len(diff) == 0, diff
 	}
-	return sides, sent.Total(), nil
+	return sides, rounds * per, nil
+}
+
+// warmUp sends o.Warmup turns to each collector, with senders of its own
+// (what they measure is not kept), and waits until every collector with a
+// sink has exported them and settled. It returns what the first accepted.
+func warmUp(ctx context.Context, cs []*Collector, f *Fleet, o Options) (Tally, error) {
+	turns := make([]*Turn, o.Warmup)
+	for i := range turns {
+		turns[i] = f.Next()
+	}
+	var first Tally
+	for i, c := range cs {
+		s := NewSender(c.TracesURL, o.Concurrency)
+		var sunk0 int64
+		if c.Sink != nil {
+			sunk0 = c.Sink.Spans()
+		}
+		got, err := sendAll(ctx, s, turns, o.Concurrency)
+		if err != nil {
+			return nil, fmt.Errorf("warming the %s collector up: %w", c.Name, err)
+		}
+		if c.Sink != nil {
+			if err := c.Sink.WaitSpans(ctx, sunk0+s.Spans.Load(), o.Timeout); err != nil {
+				return nil, fmt.Errorf("warming the %s collector up: %w", c.Name, err)
+			}
+		}
+		if i == 0 {
+			first = got
+		}
+	}
+	time.Sleep(settle)
+	return first, nil
+}
+
+// allocated is the heap bytes the collector has allocated so far, from its
+// own telemetry (0 when it cannot be read).
+func allocated(ctx context.Context, c *Collector) float64 {
+	if c.TelURL == "" {
+		return 0
+	}
+	n, err := Scrape(ctx, c.TelURL, allocMetric, "")
+	if err != nil {
+		return 0
+	}
+	return n.By[""]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/percause/percause/internal/load"
+)
+
+// shortLoad are the flags of a run long enough to go through every stage
+// and short enough for a test: its figures mean nothing.
+var shortLoad = []string{"--turns", "60", "--installations", "10", "--relaunch-every", "2", "--concurrency", "2", "--rounds", "3", "--warmup", "10", "--probe", "0"}
+
+// TestLoadCompareTable: `percause load --compare` on the real binary
+// measures the default, the stock pass-through and the durable peer side
+// by side: its table names the sender count, has a row for each collector
+// and one for each ratio, the default counted exactly; with --profile
+// each collector's CPU and heap profiles are written, named, and readable
+// by pprof. Only the shape is checked, never a figure.
+func TestLoadCompareTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	dir := filepath.Join(t.TempDir(), "profiles")
+	out, errOut, code := runBin(t, append([]string{"load", "--compare", "--profile", dir}, shortLoad...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s\nstdout:\n%s", code, errOut, out)
+	}
+	t.Logf("\n%s", out)
+	if !strings.Contains(out, "3 collectors side by side") || !strings.Contains(out, " 2 senders (--concurrency)") {
+		t.Errorf("the header does not say three collectors and 2 senders:\n%s", out)
+	}
+	num := `\d+\.\d\d`
+	for _, row := range []string{
+		`default +` + num + ` +` + num + `–` + num + ` +` + num + ` .* yes$`,
+		`passthrough +` + num + ` .* -$`,
+		`durable +` + num + ` .* -$`,
+		`default/passthrough +` + num + ` +` + num + `–` + num,
+		`default/durable +` + num + ` +` + num + `–` + num,
+	} {
+		if !regexp.MustCompile(`(?m)^  ` + row).MatchString(out) {
+			t.Errorf("no row matching %q in:\n%s", row, out)
+		}
+	}
+	var want []string
+	for _, name := range []string{"default", "passthrough", "durable"} {
+		for _, kind := range []string{"cpu", "heap"} {
+			f := filepath.Join(dir, name+"."+kind+".pprof")
+			want = append(want, f)
+			if !strings.Contains(out, "    "+f+"\n") {
+				t.Errorf("%s is not named in the output", f)
+			}
+			readProfile(t, f)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(want) {
+		t.Errorf("%d files in the profile folder, want %d", len(entries), len(want))
+	}
+}
+
+// TestLoadCompareJSON: with --json, one object carries what the table
+// shows: the sender count, three sides with their CPU per span and request
+// latency, both ratios of the default.
+func TestLoadCompareJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	out, errOut, code := runBin(t, append([]string{"load", "--compare", "--json"}, shortLoad...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var cmp load.Comparison
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	checkComparison(t, cmp, []string{"default", "passthrough", "durable"})
+	if !cmp.Sides[0].Checked || !cmp.Sides[0].Exact || cmp.Sides[1].Checked || cmp.Sides[2].Checked {
+		t.Errorf("counts checked %v/%v/%v, exact %v: want the default's alone checked, and exact",
+			cmp.Sides[0].Checked, cmp.Sides[1].Checked, cmp.Sides[2].Checked, cmp.Sides[0].Exact)
+	}
+}
+
+// TestLoadCompareFsyncJSON: --compare-fsync still runs, the default with
+// fsync on against it with fsync off.
+func TestLoadCompareFsyncJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	out, errOut, code := runBin(t, append([]string{"load", "--compare-fsync", "--json"}, shortLoad...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var cmp load.Comparison
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	checkComparison(t, cmp, []string{"fsync-on", "fsync-off"})
+	for _, s := range cmp.Sides {
+		if !s.Checked || !s.Exact {
+			t.Errorf("%s: counts checked %v, exact %v", s.Name, s.Checked, s.Exact)
+		}
+	}
+}
+
+func checkComparison(t *testing.T, cmp load.Comparison, names []string) {
+	t.Helper()
+	if cmp.Concurrency != 2 || cmp.Rounds != 3 || cmp.Turns != 60 || cmp.Spans == 0 {
+		t.Errorf("concurrency %d, rounds %d, turns %d, spans %d; want 2, 3, 60 and some", cmp.Concurrency, cmp.Rounds, cmp.Turns, cmp.Spans)
+	}
+	var got []string
+	for _, s := range cmp.Sides {
+		got = append(got, s.Name)
+		if s.Spans != cmp.Spans || s.CPUPerSpan <= 0 || s.RequestP50Ms <= 0 || s.RequestP99Ms < s.RequestP50Ms || len(s.RoundCPUPerSpan) != cmp.Rounds {
+			t.Errorf("side %s: spans %d, CPU-µs/span %v, p50 %v, p99 %v, %d rounds: not a whole measurement", s.Name, s.Spans, s.CPUPerSpan, s.RequestP50Ms, s.RequestP99Ms, len(s.RoundCPUPerSpan))
+		}
+	}
+	if !slices.Equal(got, names) {
+		t.Errorf("sides %v, want %v", got, names)
+	}
+	if len(cmp.Ratios) != len(names)-1 {
+		t.Fatalf("%d ratios, want %d", len(cmp.Ratios), len(names)-1)
+	}
+	for i, r := range cmp.Ratios {
+		if r.Of != names[0] || r.To != names[i+1] || r.CPUPerSpan <= 0 || r.RoundsMin > r.RoundsMax {
+			t.Errorf("ratio %d: %+v; want %s over %s", i, r, names[0], names[i+1])
+		}
+	}
+	if cmp.Machine.CPUs <= 0 {
+		t.Errorf("machine %+v: no CPU count", cmp.Machine)
+	}
+}
+
+// TestLoadProfileWithoutCompare: --profile profiles the one collector a
+// plain run starts.
+func TestLoadProfileWithoutCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	dir := t.TempDir()
+	out, errOut, code := runBin(t, "load", "--turns", "50", "--installations", "10", "--probe", "0", "--profile", dir, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var r load.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	want := []string{filepath.Join(dir, "default.cpu.pprof"), filepath.Join(dir, "default.heap.pprof")}
+	if !slices.Equal(r.Profiles, want) {
+		t.Errorf("profiles %v, want %v", r.Profiles, want)
+	}
+	for _, f := range want {
+		readProfile(t, f)
+	}
+	// A second run keeps the first's profiles and says why it will not start.
+	_, errOut, code = runBin(t, "load", "--turns", "10", "--installations", "10", "--probe", "0", "--profile", dir)
+	if code != 1 || !strings.Contains(errOut, "exists") {
+		t.Errorf("a second run on the same folder: exit %d, stderr %q; want 1 and the file that exists named", code, errOut)
+	}
+}
+
+// TestLoadUsage: --profile is for the collectors the tool starts.
+func TestLoadUsage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	for _, args := range [][]string{
+		{"load", "--otlp", "http://127.0.0.1:1", "--profile", t.TempDir()},
+		{"load", "--warmup", "-1"},
+	} {
+		if _, errOut, code := runBin(t, args...); code != exitUsage || errOut == "" {
+			t.Errorf("percause %s: exit %d, stderr %q; want 2 and why", strings.Join(args, " "), code, errOut)
+		}
+	}
+}
+
+// readProfile opens a pprof file with pprof's own parser and checks it
+// has samples.
+func readProfile(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		return
+	}
+	if len(p.Sample) == 0 || len(p.SampleType) == 0 {
+		t.Errorf("%s: %d samples of %d types", path, len(p.Sample), len(p.SampleType))
+	}
+}
