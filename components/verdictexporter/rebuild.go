@@ -81,9 +81,9 @@ type rebuildStats struct {
 	Parsed  int   // lines decoded
 	Skipped int   // lines passed over: nothing in them was still wanted
 	Broken  int   // lines that could not be read (skipped)
-	Turns   int   // turns and link changes the page's store holds after
-	Links   int
-	IDs     int // span IDs remembered against writing one twice
+	// Turns and Links are what the page's store holds after.
+	Turns, Links int
+	IDs          int // span IDs remembered against writing one twice
 }
 
 // rebuilder gathers, reading the verdict file's lines newest first, the
@@ -128,8 +128,9 @@ func (r *rebuilder) wantsLinks() bool { return r.page && !r.aged && !r.linksIn }
 // done reports whether nothing older is wanted.
 func (r *rebuilder) done() bool { return r.idsIn() && !r.wantsTurns() && !r.wantsLinks() }
 
-// line takes one line (size: with its newline) of the file, newest first.
-func (r *rebuilder) line(line []byte, size int) {
+// take reads one line of the file (size: with its newline), newest
+// first, if it may hold something still wanted.
+func (r *rebuilder) take(line []byte, size int) {
 	r.bytes += int64(size)
 	if !r.worthReading(line) {
 		r.stats.Skipped++
@@ -253,7 +254,7 @@ func (r *rebuilder) readFile(f io.ReaderAt, size int64) (done bool, err error) {
 		case err != nil:
 			return false, err
 		}
-		r.line(line, len(line)+1)
+		r.take(line, len(line)+1)
 	}
 	return true, nil
 }
