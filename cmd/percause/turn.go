@@ -55,8 +55,8 @@ func runTurn(ctx context.Context, args []string, getenv func(string) string, std
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: percause turn [--file FILE | --page URL] TRACE")
 		fmt.Fprintln(stderr, "Prints one turn's verdict, evidence and readings, and what rule 1 read of each unit that underran, by the")
-		fmt.Fprintln(stderr, "turn's trace ID (32 hex digits, as the page's ?turn= permalink names it). The verdict file holds every")
-		fmt.Fprintln(stderr, "verdict; the page keeps the recent ones and also the phone's link status changes during the turn.")
+		fmt.Fprintln(stderr, "turn's trace ID (32 hex digits, as the page's ?turn= permalink names it), with the phone's link status")
+		fmt.Fprintln(stderr, "changes during the turn. The verdict file holds every verdict and link change; the page keeps the recent ones.")
 		fs.PrintDefaults()
 	}
 	rest, err := parseInterleaved(fs, args)
@@ -91,7 +91,7 @@ func runTurn(ctx context.Context, args []string, getenv func(string) string, std
 	if path == "" {
 		path = defaultVerdictFile(getenv)
 	}
-	t, found, err := turnFromFile(path, trace)
+	t, links, found, err := turnFromFile(path, trace)
 	if err != nil {
 		fmt.Fprintf(stderr, "turn: %v\n", err)
 		return exitFailed
@@ -100,7 +100,7 @@ func runTurn(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "turn: no verdict for trace %s in %s (nor its rotated copies)\n", trace, path)
 		return exitFailed
 	}
-	if err := dayreport.WriteTurn(stdout, t, nil, budget.Seconds(), time.Local); err != nil {
+	if err := dayreport.WriteTurn(stdout, t, links, budget.Seconds(), time.Local); err != nil {
 		fmt.Fprintf(stderr, "turn: %v\n", err)
 		return exitFailed
 	}
@@ -108,9 +108,12 @@ func runTurn(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // turnFromFile finds the turn's verdict in the verdict file, then in its
-// rotated copies, newest first. Only the lines that name the trace ID are
-// decoded: the file can be a hundred megabytes.
-func turnFromFile(path, trace string) (dayreport.Turn, bool, error) {
+// rotated copies, newest first, with the link status changes of its trace
+// the files read hold (the verdicts exporter writes them beside the
+// verdicts). Only the lines that name the trace ID are decoded: the file
+// can be a hundred megabytes.
+func turnFromFile(path, trace string) (dayreport.Turn, []dayreport.LinkChange, bool, error) {
+	var links []dayreport.LinkChange
 	for i := 0; ; i++ {
 		p := path
 		if i > 0 {
@@ -118,20 +121,21 @@ func turnFromFile(path, trace string) (dayreport.Turn, bool, error) {
 		}
 		f, err := os.Open(p)
 		if errors.Is(err, os.ErrNotExist) && i > 0 {
-			return dayreport.Turn{}, false, nil
+			return dayreport.Turn{}, nil, false, nil
 		}
 		if err != nil {
-			return dayreport.Turn{}, false, err
+			return dayreport.Turn{}, nil, false, err
 		}
-		t, found, err := findTurn(f, trace)
+		t, ls, found, err := findTurn(f, trace)
 		f.Close()
+		links = append(ls, links...) // an older file's first
 		if err != nil || found {
-			return t, found, err
+			return t, links, found, err
 		}
 	}
 }
 
-func findTurn(r io.Reader, trace string) (dayreport.Turn, bool, error) {
+func findTurn(r io.Reader, trace string) (dayreport.Turn, []dayreport.LinkChange, bool, error) {
 	var lines bytes.Buffer
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
@@ -142,14 +146,20 @@ func findTurn(r io.Reader, trace string) (dayreport.Turn, bool, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return dayreport.Turn{}, false, err
+		return dayreport.Turn{}, nil, false, err
 	}
 	day, err := dayreport.Read(&lines)
 	if err != nil {
-		return dayreport.Turn{}, false, err
+		return dayreport.Turn{}, nil, false, err
+	}
+	var links []dayreport.LinkChange
+	for _, l := range day.Links {
+		if l.Trace == trace {
+			links = append(links, l)
+		}
 	}
 	t, ok := verdictpage.Find(day.Turns, trace)
-	return t, ok && t.Cause != "", nil
+	return t, links, ok && t.Cause != "", nil
 }
 
 // turnFromPage asks the page at base for the turn as text (the same

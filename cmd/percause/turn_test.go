@@ -65,9 +65,8 @@ func TestTurnFromTheFileAndThePage(t *testing.T) {
 		fromPage = out
 		return code == exitOK
 	})
-	// Read from the same verdict, both say the same; the page may add the
-	// link status during the turn, which the file does not hold.
-	if !strings.HasPrefix(fromPage, strings.TrimSuffix(fromFile, "\n")) {
+	// Read from the same verdict and link changes, both say the same.
+	if fromPage != fromFile {
 		t.Errorf("the page's turn differs from the file's:\n%s\nfile:\n%s", fromPage, fromFile)
 	}
 	other := "0a00000000000000000000000000001f"
@@ -103,7 +102,8 @@ func shiftTimes(t *testing.T, body []byte, at time.Time) []byte {
 }
 
 // TestTurnFromRotatedFiles: a verdict rotated out of the file is found in
-// FILE.1, FILE.2, …; a trace in none of them is not found.
+// FILE.1, FILE.2, …, with the link status changes of its trace in the files
+// read; a trace in none of them is not found.
 func TestTurnFromRotatedFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "verdicts.jsonl")
@@ -120,26 +120,54 @@ func TestTurnFromRotatedFiles(t *testing.T) {
 		}
 		return append(b, '\n')
 	}
-	for name, content := range map[string][]byte{path: line(3, "pool"), path + ".1": line(2, "wait"), path + ".2": append(line(1, "state"), "not json\n"...)} {
+	link := func(tr byte, at time.Time, status string) []byte {
+		td := ptrace.NewTraces()
+		s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		s.SetName(semconv.SpanLinkStatus)
+		s.SetTraceID(pcommon.TraceID{0x0a, 15: tr})
+		s.SetSpanID(pcommon.SpanID{0x0c, 7: byte(at.Second())})
+		s.SetStartTimestamp(pcommon.NewTimestampFromTime(at))
+		s.Attributes().PutStr(semconv.LinkStatus, status)
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, '\n')
+	}
+	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	for name, content := range map[string][]byte{
+		path:        append(line(3, "pool"), link(2, at.Add(2*time.Second), semconv.LinkStatusOK)...),
+		path + ".1": append(link(2, at.Add(time.Second), semconv.LinkStatusConnectionLost), line(2, "wait")...),
+		path + ".2": append(line(1, "state"), "not json\n"...),
+	} {
 		if err := os.WriteFile(name, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for tr, cause := range map[byte]string{3: "pool", 2: "wait", 1: "state"} {
-		got, found, err := turnFromFile(path, pcommon.TraceID{0x0a, 15: tr}.String())
+		got, links, found, err := turnFromFile(path, pcommon.TraceID{0x0a, 15: tr}.String())
 		if err != nil || !found || got.Cause != cause || got.Turn != int64(tr) {
 			t.Errorf("trace %d: %+v, %v, %v; want %s", tr, got, found, err, cause)
 		}
+		var statuses []string
+		for _, l := range links {
+			statuses = append(statuses, l.Status)
+		}
+		if want := map[byte]string{2: "connection_lost,ok"}[tr]; strings.Join(statuses, ",") != want {
+			t.Errorf("trace %d: link changes %v, want %q", tr, statuses, want)
+		}
 	}
-	if _, found, err := turnFromFile(path, pcommon.TraceID{0x0b}.String()); found || err != nil {
+	if _, _, found, err := turnFromFile(path, pcommon.TraceID{0x0b}.String()); found || err != nil {
 		t.Errorf("a trace in no file: found %v, %v", found, err)
 	}
-	if _, _, err := turnFromFile(filepath.Join(dir, "none.jsonl"), pcommon.TraceID{0x0b}.String()); err == nil {
+	if _, _, _, err := turnFromFile(filepath.Join(dir, "none.jsonl"), pcommon.TraceID{0x0b}.String()); err == nil {
 		t.Error("a verdict file that does not exist is no error")
 	}
 	var out, errb bytes.Buffer
 	env := func(k string) string { return map[string]string{"PERCAUSE_DATA_DIR": dir}[k] }
-	if code := runTurn(context.Background(), []string{pcommon.TraceID{0x0a, 15: 2}.String()}, env, &out, &errb); code != exitOK || !strings.Contains(out.String(), "verdict              wait") {
+	if code := runTurn(context.Background(), []string{pcommon.TraceID{0x0a, 15: 2}.String()}, env, &out, &errb); code != exitOK ||
+		!strings.Contains(out.String(), "verdict              wait") || !strings.Contains(out.String(), "link status during the turn:\n  ") ||
+		!strings.Contains(out.String(), " connection_lost\n") {
 		t.Errorf("runTurn from PERCAUSE_DATA_DIR: exit %d, %s%s", code, out.String(), errb.String())
 	}
 }

@@ -26,9 +26,10 @@ const (
 	// DefaultRecent is how many recently written verdict span IDs are
 	// remembered, so a verdict sent again is not written twice.
 	DefaultRecent = 10000
-	// tailRead is how much of the file's end is read at start to remember
-	// the verdicts written last: a verdict is sent again after a crash only
-	// if it was written in the moment before the crash.
+	// tailRead is how much of the file's end is read at start, at least, to
+	// remember the spans written last (unless `recent` of them are read
+	// first): a verdict is sent again after a crash only if it was written
+	// in the moment before the crash.
 	tailRead = 4 << 20
 
 	// DefaultPageEndpoint is where the page listens when `http:` names no
@@ -38,7 +39,7 @@ const (
 	// status changes (by the turn's time).
 	DefaultKeepAge = 7 * 24 * time.Hour
 	// DefaultKeepTurns bounds the turns the page's store keeps (about
-	// 600 bytes each in memory, its span of about 1 KB in storage).
+	// 600 bytes each in memory; read back from the verdict file at start).
 	DefaultKeepTurns = 10000
 	// DefaultKeepLinkChanges bounds the link status changes it keeps.
 	DefaultKeepLinkChanges = 2000
@@ -59,13 +60,13 @@ var (
 	ErrExposedWithoutToken = errors.New("the page listens beyond loopback without an authenticator: set http.auth.authenticator (bearertokenauth, its token from the environment)")
 	ErrKeepNotPositive     = errors.New("keep.age, keep.turns and keep.link_changes must be positive")
 	ErrPageSettings        = errors.New("page.post_budget and page.turns must be positive, page.refresh not negative")
-	ErrStorageWithoutPage  = errors.New("storage keeps the page's turns: it needs http (the page)")
 	ErrAlertmanagerURL     = errors.New("page.alertmanager must be an http or https URL with a host (Alertmanager's, e.g. http://127.0.0.1:9093), without user, password, query or fragment")
 )
 
 // Config is the verdict exporter's configuration.
 type Config struct {
-	// Path is the verdict file: OTLP/JSON lines, one per batch of verdicts.
+	// Path is the verdict file: OTLP/JSON lines, one per batch of verdicts
+	// (or of link status changes).
 	Path string `mapstructure:"path"`
 	// Rotation bounds the file's size.
 	Rotation RotationConfig `mapstructure:"rotation"`
@@ -78,11 +79,8 @@ type Config struct {
 	// kept for one. `http:` with no endpoint listens on
 	// DefaultPageEndpoint.
 	HTTP configoptional.Optional[confighttp.ServerConfig] `mapstructure:"http"`
-	// Storage names a storage extension (file_storage) that keeps the
-	// page's turns and link status changes across restarts; without it
-	// they are kept in memory only.
-	Storage *component.ID `mapstructure:"storage"`
-	// Keep bounds what the page's store holds.
+	// Keep bounds what the page's store holds: in memory, read back from
+	// the verdict file at start.
 	Keep KeepConfig `mapstructure:"keep"`
 	// Page sets what the page shows.
 	Page PageConfig `mapstructure:"page"`
@@ -156,9 +154,6 @@ func (c *Config) Validate() error {
 		errs = errors.Join(errs, fmt.Errorf("%w: recent is %d", ErrRecentNotPositive, c.Recent))
 	}
 	if !c.HTTP.HasValue() {
-		if c.Storage != nil {
-			errs = errors.Join(errs, ErrStorageWithoutPage)
-		}
 		return errs
 	}
 	sc := c.HTTP.Get()

@@ -1,7 +1,6 @@
 package verdictexporter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,12 +23,11 @@ import (
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/idring"
-	"github.com/percause/percause/verdict"
 )
 
-// verdictExporter appends verdict spans to the verdict file and, with
-// http, keeps the recent verdicts and link status changes and serves the
-// verdict page from them.
+// verdictExporter appends verdict spans and link status changes to the
+// verdict file and, with http, serves the verdict page from the recent
+// ones, which it keeps in memory and reads back from the file at start.
 type verdictExporter struct {
 	cfg    *Config
 	id     component.ID
@@ -45,9 +43,8 @@ type verdictExporter struct {
 	addr   string
 	// alertClient asks Alertmanager (page.alertmanager) what is firing.
 	alertClient *http.Client
-	// stopFlush ends the loop that stores the page's changes; flushed
-	// closes when it has.
-	stopFlush, flushed chan struct{}
+	// rebuilt is what the start read back from the file.
+	rebuilt rebuildStats
 
 	mu     sync.Mutex
 	f      *os.File
@@ -77,8 +74,10 @@ func (e *verdictExporter) Capabilities() consumer.Capabilities {
 }
 
 // Start opens the file for appending. A line a crash left half written is
-// cut off (it was never acknowledged, so its verdict is sent again), and
-// the verdicts of the file's last lines are remembered.
+// cut off (it was never acknowledged, so its spans are sent again). Then
+// the file and its rotated copies are read back, newest lines first, for
+// the span IDs written last and, with the page, the turns and link changes
+// its store holds: the store is the file's, and has no storage of its own.
 func (e *verdictExporter) Start(ctx context.Context, host component.Host) error {
 	if err := os.MkdirAll(filepath.Dir(e.cfg.Path), 0o755); err != nil {
 		return fmt.Errorf("verdict exporter: %w", err)
@@ -87,11 +86,31 @@ func (e *verdictExporter) Start(ctx context.Context, host component.Host) error 
 	if err != nil {
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
-	size, err := e.recover(f)
+	began := time.Now()
+	size, cut, err := cutTornTail(f)
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("verdict exporter: reading %s: %w", e.cfg.Path, err)
 	}
+	if cut > 0 {
+		e.logger.Warn("verdict exporter: cutting off a line a crash left half written",
+			zap.String("path", e.cfg.Path), zap.Int64("bytes", cut))
+	}
+	st, err := e.rebuild(f, size)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("verdict exporter: %w", err)
+	}
+	e.rebuilt = st
+	if st.Broken > 0 {
+		e.tel.ExporterVerdictsFileBrokenLines.Add(ctx, int64(st.Broken))
+		e.logger.Warn("verdict exporter: lines of the verdict file that could not be read were skipped",
+			zap.String("path", e.cfg.Path), zap.Int("lines", st.Broken))
+	}
+	e.logger.Info("verdict exporter: read back the verdict file's end",
+		zap.Int("files", st.Files), zap.Int64("bytes", st.Bytes), zap.Int("lines_decoded", st.Parsed),
+		zap.Int("lines_passed_over", st.Skipped), zap.Int("span_ids", st.IDs),
+		zap.Int("page_turns", st.Turns), zap.Int("page_link_changes", st.Links), zap.Duration("took", time.Since(began)))
 	if _, err := f.Seek(size, io.SeekStart); err != nil {
 		f.Close()
 		return fmt.Errorf("verdict exporter: %w", err)
@@ -100,19 +119,7 @@ func (e *verdictExporter) Start(ctx context.Context, host component.Host) error 
 	if e.page == nil {
 		return nil
 	}
-	if e.cfg.Storage != nil {
-		n, err := e.page.open(ctx, host, *e.cfg.Storage, e.id, e.now())
-		if err != nil {
-			e.closeFile()
-			return fmt.Errorf("verdict exporter: %w", err)
-		}
-		e.logger.Info("verdict exporter: the page's turns read back from storage", zap.Int("spans", n))
-		e.stopFlush, e.flushed = make(chan struct{}), make(chan struct{})
-		go e.flushLoop(e.stopFlush, e.flushed)
-	}
 	if err := e.startServer(ctx, host); err != nil {
-		e.stopFlushing()
-		_ = e.page.close(ctx)
 		e.closeFile()
 		return fmt.Errorf("verdict exporter: the page: %w", err)
 	}
@@ -128,51 +135,7 @@ func (e *verdictExporter) closeFile() {
 	}
 }
 
-// recover reads the end of the file: it truncates a torn last line and
-// remembers the verdict span IDs of the complete lines before it. It
-// returns the file's size after.
-func (e *verdictExporter) recover(f *os.File) (int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	size := st.Size()
-	from := max(size-tailRead, 0)
-	tail := make([]byte, size-from)
-	if _, err := f.ReadAt(tail, from); err != nil && !errors.Is(err, io.EOF) {
-		return 0, err
-	}
-	if end := bytes.LastIndexByte(tail, '\n'); end+1 < len(tail) {
-		keep := from + int64(end+1)
-		e.logger.Warn("verdict exporter: cutting off a line a crash left half written",
-			zap.String("path", e.cfg.Path), zap.Int64("bytes", size-keep))
-		if err := f.Truncate(keep); err != nil {
-			return 0, err
-		}
-		tail, size = tail[:end+1], keep
-	}
-	if from > 0 {
-		// The first line read may start mid-line.
-		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
-			tail = tail[i+1:]
-		}
-	}
-	u := ptrace.JSONUnmarshaler{}
-	for len(tail) > 0 {
-		i := bytes.IndexByte(tail, '\n')
-		line := tail[:i]
-		tail = tail[i+1:]
-		td, err := u.UnmarshalTraces(line)
-		if err != nil {
-			continue
-		}
-		verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) { e.recent.Add(s.SpanID()) })
-	}
-	return size, nil
-}
-
-// Shutdown stops the page's server, then closes the file and the
-// storage client.
+// Shutdown stops the page's server, then closes the file.
 func (e *verdictExporter) Shutdown(ctx context.Context) error {
 	var errs error
 	if e.server != nil {
@@ -189,41 +152,25 @@ func (e *verdictExporter) Shutdown(ctx context.Context) error {
 		errs = errors.Join(errs, e.f.Close())
 		e.f = nil
 	}
-	if e.page != nil {
-		e.stopFlushing()
-		errs = errors.Join(errs, e.page.close(ctx))
-	}
 	return errs
 }
 
-// stopFlushing ends the flush loop after its last flush.
-func (e *verdictExporter) stopFlushing() {
-	if e.stopFlush != nil {
-		close(e.stopFlush)
-		<-e.flushed
-		e.stopFlush = nil
-	}
-}
-
-// ConsumeTraces appends the batch's verdict spans not written before as one
-// line, and returns once the line is written (to the operating system: a
-// killed collector loses none of it; a power cut may). With the page, the
-// new verdicts and the batch's link status changes then go into the
-// page's store.
+// ConsumeTraces appends the batch's verdict and link status spans not
+// written before as one line, and returns once the line is written (to the
+// operating system: a killed collector loses none of it; a power cut may).
+// With the page, they then go into the page's store, read from the spans
+// at hand.
 func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.f == nil {
 		return errors.New("verdict exporter: not started")
 	}
-	// Most batches from a processor that emits only verdicts are written as
-	// they come; others are copied down to their new verdicts.
+	// Most batches from a processor that emits only verdicts (and passes
+	// link status spans on their own) are written as they come; others are
+	// copied down to their new spans.
 	fresh := make([]pageSpan, 0, 4) // on the stack for a batch of a few
-	var dup, other int
-	// For the page: the verdicts new to the file, a verdict the file holds
-	// but the page does not (written in the moment before a crash), and
-	// the link status changes.
-	var forPage []pageSpan
+	var dup, other, links int
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
@@ -233,22 +180,15 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				s := spans.At(k)
-				ps := pageSpan{rs, ss, s}
 				switch {
-				case s.Name() != semconv.SpanVerdict:
+				case s.Name() != semconv.SpanVerdict && s.Name() != semconv.SpanLinkStatus:
 					other++
-					if e.page != nil && s.Name() == semconv.SpanLinkStatus {
-						forPage = append(forPage, ps)
-					}
 				case e.recent.Has(s.SpanID()) || slices.ContainsFunc(fresh, func(f pageSpan) bool { return f.s.SpanID() == s.SpanID() }):
 					dup++
-					if e.page != nil && !e.page.holds(storeKey(keyTurn, s)) {
-						forPage = append(forPage, ps)
-					}
 				default:
-					fresh = append(fresh, ps)
-					if e.page != nil {
-						forPage = append(forPage, ps)
+					fresh = append(fresh, pageSpan{rs, ss, s})
+					if s.Name() == semconv.SpanLinkStatus {
+						links++
 					}
 				}
 			}
@@ -257,38 +197,33 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 	if dup > 0 {
 		e.tel.ExporterVerdictsDuplicate.Add(ctx, int64(dup))
 	}
-	if len(fresh) > 0 {
-		if err := e.write(ctx, td, fresh, dup == 0 && other == 0); err != nil {
-			return err
-		}
+	if len(fresh) == 0 {
+		return nil
 	}
-	if len(forPage) > 0 {
-		e.keep(ctx, forPage)
+	if err := e.write(ctx, td, fresh, links, dup == 0 && other == 0); err != nil {
+		return err
+	}
+	if e.page != nil {
+		e.keep(ctx, fresh)
 	}
 	return nil
 }
 
 // pageSpan is a span of the batch with its resource and scope: a verdict
-// for the file, a span for the page's store.
+// or link status change for the file and the page's store.
 type pageSpan struct {
 	rs ptrace.ResourceSpans
 	ss ptrace.ScopeSpans
 	s  ptrace.Span
 }
 
-// keep puts spans in the page's store; the flush loop stores the changes.
-// The page is a view of the verdicts the file holds: storing it never
-// refuses a batch (a failed transaction is logged, counted and tried again
-// by the next flush).
+// keep puts the spans just written in the page's store. A span the file
+// held already is not offered again: the start read the store back from
+// the file, so the store has it, or let it go past its bounds.
 func (e *verdictExporter) keep(ctx context.Context, spans []pageSpan) {
 	items := make([]item, 0, len(spans))
 	for _, ps := range spans {
-		it, ok, err := itemOf(ps.rs, ps.ss, ps.s)
-		if err != nil {
-			e.logger.Warn("verdict exporter: a span the page cannot keep", zap.Error(err))
-			continue
-		}
-		if ok {
+		if it, ok := itemOf(ps.rs, ps.s); ok {
 			items = append(items, it)
 		}
 	}
@@ -301,34 +236,10 @@ func (e *verdictExporter) keep(ctx context.Context, spans []pageSpan) {
 	}
 }
 
-// flushLoop stores the page's changes every flushEvery until stop closes,
-// then once more.
-func (e *verdictExporter) flushLoop(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(flushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			e.flushPage()
-		case <-stop:
-			e.flushPage()
-			return
-		}
-	}
-}
-
-func (e *verdictExporter) flushPage() {
-	ctx := context.Background()
-	if err := e.page.flush(ctx); err != nil {
-		e.tel.ExporterVerdictsPageStorageErrors.Add(ctx, 1)
-		e.logger.Warn("verdict exporter: storing the page's turns failed; tried again in a moment", zap.Error(err))
-	}
-}
-
-// write appends the batch's fresh verdicts to the file as one line: td
-// itself when they are all it holds, else a copy of them.
-func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []pageSpan, whole bool) error {
+// write appends the batch's fresh spans (links of them link status
+// changes) to the file as one line: td itself when they are all it holds,
+// else a copy of them.
+func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []pageSpan, links int, whole bool) error {
 	out := td
 	if !whole {
 		out = ptrace.NewTraces()
@@ -370,7 +281,12 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []p
 	for _, ps := range fresh {
 		e.recent.Add(ps.s.SpanID())
 	}
-	e.tel.ExporterVerdictsWritten.Add(ctx, int64(len(fresh)))
+	if v := len(fresh) - links; v > 0 {
+		e.tel.ExporterVerdictsWritten.Add(ctx, int64(v))
+	}
+	if links > 0 {
+		e.tel.ExporterVerdictsLinkChangesWritten.Add(ctx, int64(links))
+	}
 	return nil
 }
 

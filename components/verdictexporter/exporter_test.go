@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
@@ -273,7 +273,6 @@ func TestLoadConfig(t *testing.T) {
 		f(c)
 		return c
 	}
-	storageID := component.MustNewID("file_storage")
 	for _, tc := range []struct {
 		name    string
 		want    *Config
@@ -284,7 +283,7 @@ func TestLoadConfig(t *testing.T) {
 			c.Path, c.Rotation, c.Recent = "/var/lib/percause/v.jsonl", RotationConfig{MaxMegabytes: 10, MaxBackups: 0}, 50
 		})},
 		{name: "verdicts/page", want: with(func(c *Config) {
-			c.Path, c.HTTP, c.Storage = "v.jsonl", configoptional.Some(defaultServerConfig()), &storageID
+			c.Path, c.HTTP = "v.jsonl", configoptional.Some(defaultServerConfig())
 		})},
 		{name: "verdicts/page_custom", want: with(func(c *Config) {
 			sc := defaultServerConfig()
@@ -304,7 +303,6 @@ func TestLoadConfig(t *testing.T) {
 		{name: "verdicts/exposed_no_host", wantErr: ErrExposedWithoutToken},
 		{name: "verdicts/bad_keep", wantErr: ErrKeepNotPositive},
 		{name: "verdicts/bad_page", wantErr: ErrPageSettings},
-		{name: "verdicts/storage_without_page", wantErr: ErrStorageWithoutPage},
 		{name: "verdicts/bad_alertmanager_scheme", wantErr: ErrAlertmanagerURL},
 		{name: "verdicts/bad_alertmanager_user", wantErr: ErrAlertmanagerURL},
 		{name: "verdicts/bad_alertmanager_query", wantErr: ErrAlertmanagerURL},
@@ -334,8 +332,14 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
+	// The page's store has no storage of its own: a configuration naming
+	// one is refused, naming the key.
+	sub, _ := cm.Sub("verdicts/storage")
+	if err := sub.Unmarshal(createDefaultConfig().(*Config)); err == nil || !strings.Contains(err.Error(), "storage") {
+		t.Errorf("storage: is not refused: %v", err)
+	}
 	// Exposed with a token is valid, and without http there is no page.
-	sub, _ := cm.Sub("verdicts/exposed_with_token")
+	sub, _ = cm.Sub("verdicts/exposed_with_token")
 	cfg := createDefaultConfig().(*Config)
 	if err := sub.Unmarshal(cfg); err != nil {
 		t.Fatal(err)

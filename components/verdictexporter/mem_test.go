@@ -22,11 +22,7 @@ func TestStoreMemoryPerTurn(t *testing.T) {
 		rs.Resource().Attributes().PutStr("service.instance.id", "9b1e2c3d-0000-4000-8000-000000000001")
 		s := rs.ScopeSpans().At(0).Spans().At(0)
 		s.SetSpanID([8]byte{byte(i >> 8), byte(i), 1})
-		it, _, err := itemOf(rs, rs.ScopeSpans().At(0), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		it.value = nil
+		it, _ := itemOf(rs, s)
 		items = append(items, it)
 	}
 	p.add(items, testNow.Add(n*time.Second))

@@ -1,18 +1,19 @@
 package verdictexporter
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configauth"
@@ -22,7 +23,6 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/extension/extensiontest"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -31,7 +31,7 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// host has the extensions a test starts: file_storage, bearertokenauth.
+// host has the extensions a test starts: bearertokenauth.
 type host struct {
 	component.Host
 	exts map[component.ID]component.Component
@@ -39,27 +39,8 @@ type host struct {
 
 func (h *host) GetExtensions() map[component.ID]component.Component { return h.exts }
 
-func newHost(t *testing.T) *host {
+func newHost(testing.TB) *host {
 	return &host{Host: componenttest.NewNopHost(), exts: map[component.ID]component.Component{}}
-}
-
-var storageID = component.MustNewID("file_storage")
-
-func (h *host) withStorage(t *testing.T, dir string) *host {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory, cfg.CreateDirectory = dir, true
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
-	h.exts[storageID] = ext
-	return h
 }
 
 var tokenID = component.MustNewID("bearertokenauth")
@@ -97,8 +78,7 @@ func (c *clock) now() time.Time { return c.t }
 
 var testNow = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-// settings names the exporter as a configuration would (its storage is
-// found again under the same name after a restart).
+// settings names the exporter as a configuration would.
 func settings() exporter.Settings {
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.ID = component.NewID(metadata.Type)
@@ -205,7 +185,7 @@ func TestPageShowsWhatItKeeps(t *testing.T) {
 		t.Fatalf("GET / = %d: %s", code, body)
 	}
 	for _, want := range []string{`<strong data-n="2">2</strong> turns`, `take-1`, `take-2`, `need <strong data-field="need">2.10 s</strong> &gt; cushion`,
-		`bluetooth_a2dp (Bluetooth)`, `<strong class="tok">engine_restarting</strong>`, `Kept in memory only`} {
+		`bluetooth_a2dp (Bluetooth)`, `<strong class="tok">engine_restarting</strong>`, `Kept from the verdict file: 2 turns and 1 link status changes`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page does not say %s", want)
 		}
@@ -239,9 +219,12 @@ func TestPageShowsWhatItKeeps(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST / = %d", resp.StatusCode)
 	}
-	// The verdict file holds each verdict once, as before.
+	// The verdict file holds each verdict and link change once.
 	if got := verdictIDs(t, e.cfg.Path); len(got) != 2 {
 		t.Errorf("the verdict file holds %d verdicts, want 2", len(got))
+	}
+	if got := linkIDs(t, e.cfg.Path); len(got) != 1 {
+		t.Errorf("the verdict file holds %d link changes, want 1", len(got))
 	}
 }
 
@@ -287,68 +270,48 @@ func TestPageKeepsWithinBounds(t *testing.T) {
 	}
 }
 
-// storedKeys walks the exporter's storage and counts its keys by kind.
-func storedKeys(t *testing.T, h *host, e *verdictExporter) map[byte]int {
-	t.Helper()
-	w, ok := e.page.client.(storage.Walker)
-	if !ok {
-		t.Fatal("the storage client cannot walk")
-	}
-	got := map[byte]int{}
-	if err := w.Walk(context.Background(), func(key string, _ []byte) ([]*storage.Operation, error) {
-		got[key[0]]++
-		return nil, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// TestPageSurvivesARestart: with file_storage, a restarted exporter shows
-// the turns and link changes it kept before, read back from the spans
-// stored; storage holds no more than the bounds.
+// TestPageSurvivesARestart: a restarted exporter, with no storage of its
+// own, shows the same page, read back from the verdict file alone: the
+// turns and link changes it kept before, within the same bounds; a verdict
+// or link change sent again after the restart is neither written nor kept
+// twice.
 func TestPageSurvivesARestart(t *testing.T) {
 	dir := t.TempDir()
 	c := &clock{testNow}
 	cfg := pageConfig(filepath.Join(dir, "v.jsonl"))
-	cfg.Storage = &storageID
-	cfg.Keep.Turns = 4
-	h := newHost(t).withStorage(t, filepath.Join(dir, "storage"))
-	e, err := newExporter(settings(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.now = c.now
-	if err := e.Start(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
+	cfg.Keep.Turns, cfg.Keep.LinkChanges = 4, 2
+	e := startWith(t, cfg, newHost(t), c)
 	ctx := context.Background()
 	for i := range 6 {
 		if err := e.ConsumeTraces(ctx, turnAt(byte(i+1), testNow.Add(-time.Duration(6-i)*time.Minute))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := e.ConsumeTraces(ctx, linkAt(1, testNow, semconv.LinkStatusDeviceOffline)); err != nil {
-		t.Fatal(err)
-	}
-	e.flushPage() // what the flush loop does every flushEvery
-	if got := storedKeys(t, h, e); got[keyTurn] != 4 || got[keyLink] != 1 {
-		t.Fatalf("storage holds %v, want 4 turns and 1 link change", got)
+	for i, status := range []string{semconv.LinkStatusEngineRestarting, semconv.LinkStatusConnectionLost, semconv.LinkStatusDeviceOffline} {
+		if err := e.ConsumeTraces(ctx, linkAt(byte(i+1), testNow.Add(-time.Duration(3-i)*time.Second), status)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, before, _ := get(t, "http://"+e.addr+"/")
 	if err := e.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the exporter left %d files in its folder, want the verdict file alone", len(entries))
+	}
 
-	e2 := startWith(t, cfg, h, c)
+	e2 := startWith(t, cfg, newHost(t), c)
 	_, after, _ := get(t, "http://"+e2.addr+"/")
-	for _, want := range []string{`data-n="4">4</strong> turns`, "take-3", "take-6", "device_offline", "Kept in file_storage, across restarts"} {
+	for _, want := range []string{`data-n="4">4</strong> turns`, "take-3", "take-6", "connection_lost", "device_offline",
+		"Kept from the verdict file: 4 turns and 2 link status changes (at most 4 turns and 2 changes"} {
 		if !strings.Contains(after, want) {
 			t.Errorf("after the restart the page does not say %s", want)
 		}
 	}
-	if strings.Contains(after, "take-2") {
-		t.Error("a turn let go before the restart is back")
+	for _, not := range []string{"take-2", "engine_restarting"} {
+		if strings.Contains(after, not) {
+			t.Errorf("%s, let go before the restart, is back", not)
+		}
 	}
 	cut := func(s string) string { // the rendering time and address aside
 		return s[strings.Index(s, "<section"):]
@@ -356,22 +319,51 @@ func TestPageSurvivesARestart(t *testing.T) {
 	if cut(before) != cut(after) {
 		t.Error("the page after the restart differs from the page before it")
 	}
-	// A verdict the file has and the page lost (written in the moment
-	// before a crash) is taken in when it comes again; the file keeps it once.
-	e2.page.mu.Lock()
-	key := e2.page.turns[len(e2.page.turns)-1].key
-	e2.page.turns = e2.page.turns[:len(e2.page.turns)-1]
-	delete(e2.page.has, key)
-	e2.page.mu.Unlock()
+	if st := e2.rebuilt; st.Turns != 4 || st.Links != 2 || st.Files != 1 || st.Broken != 0 {
+		t.Errorf("the start read back %+v, want 4 turns and 2 link changes from one file", st)
+	}
+	// Sent again after the restart: the file has them, the page too.
 	if err := e2.ConsumeTraces(ctx, turnAt(6, testNow.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	if !e2.page.holds(key) {
-		t.Error("a verdict the page lost is not taken in again")
+	if err := e2.ConsumeTraces(ctx, linkAt(3, testNow.Add(-time.Second), semconv.LinkStatusDeviceOffline)); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, _ := get(t, "http://"+e2.addr+"/"); cut(again) != cut(after) {
+		t.Error("a verdict or link change sent again changed the page")
 	}
 	if got := verdictIDs(t, cfg.Path); len(got) != 6 {
 		t.Errorf("the verdict file holds %d verdicts, want 6", len(got))
 	}
+	if got := linkIDs(t, cfg.Path); len(got) != 3 {
+		t.Errorf("the verdict file holds %d link changes, want 3", len(got))
+	}
+}
+
+// linkIDs reads the file's link status span IDs in order.
+func linkIDs(t *testing.T, path string) []pcommon.SpanID {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []pcommon.SpanID
+	for _, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+		if err != nil {
+			t.Fatalf("a line of %s is not OTLP/JSON: %v", path, err)
+		}
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			spans := rss.At(i).ScopeSpans().At(0).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if s := spans.At(k); s.Name() == semconv.SpanLinkStatus {
+					out = append(out, s.SpanID())
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestPageBehindAToken: with http.auth naming bearertokenauth, the page

@@ -166,10 +166,6 @@ func (e *verdictExporter) dayPage(q verdictpage.Query) verdictpage.Page {
 	}
 	turns, links, installations, kept, keptLinks := e.page.snapshot(from, now)
 	turns, links = verdictpage.Within(turns, links, time.Time{}, time.Time{}, q.Installation)
-	where := "in memory only: a restart empties it"
-	if e.cfg.Storage != nil {
-		where = "in " + e.cfg.Storage.String() + ", across restarts"
-	}
 	k := e.cfg.Keep
 	return verdictpage.Page{
 		Title: PageTitle, Now: now, Loc: time.Local,
@@ -179,8 +175,8 @@ func (e *verdictExporter) dayPage(q verdictpage.Query) verdictpage.Page {
 		Budget:  e.cfg.Page.PostBudget.Seconds(),
 		Refresh: e.cfg.Page.Refresh,
 		Listed:  e.cfg.Page.Turns,
-		Kept: fmt.Sprintf("Kept %s: %d turns and %d link status changes (at most %d turns and %d changes, of the last %s).",
-			where, kept, keptLinks, k.Turns, k.LinkChanges, days(k.Age)),
+		Kept: fmt.Sprintf("Kept from the verdict file: %d turns and %d link status changes (at most %d turns and %d changes, of the last %s).",
+			kept, keptLinks, k.Turns, k.LinkChanges, days(k.Age)),
 	}
 }
 

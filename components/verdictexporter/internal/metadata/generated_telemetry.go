@@ -17,8 +17,11 @@ type TelemetryBuilder struct {
 	// ExporterVerdictsWritten is the number of verdict spans appended to the
 	// file.
 	ExporterVerdictsWritten metric.Int64Counter
-	// ExporterVerdictsDuplicate is the number of verdict spans not written
-	// because the file already holds them.
+	// ExporterVerdictsLinkChangesWritten is the number of link status
+	// spans (pippa.link.status) appended to the file.
+	ExporterVerdictsLinkChangesWritten metric.Int64Counter
+	// ExporterVerdictsDuplicate is the number of verdict and link status
+	// spans not written because the file already holds them.
 	ExporterVerdictsDuplicate metric.Int64Counter
 	// ExporterVerdictsWriteErrors is the number of failed writes (the batch
 	// is refused, so the pipeline sends it again).
@@ -29,9 +32,9 @@ type TelemetryBuilder struct {
 	// ExporterVerdictsPageEvicted is the number the store let go (past
 	// keep.age, keep.turns or keep.link_changes).
 	ExporterVerdictsPageEvicted metric.Int64Counter
-	// ExporterVerdictsPageStorageErrors is the number of failed storage
-	// transactions (tried again with the next batch).
-	ExporterVerdictsPageStorageErrors metric.Int64Counter
+	// ExporterVerdictsFileBrokenLines is the number of lines of the
+	// verdict file the start could not read back (skipped).
+	ExporterVerdictsFileBrokenLines metric.Int64Counter
 	// ExporterVerdictsPageServed is the number of pages rendered.
 	ExporterVerdictsPageServed metric.Int64Counter
 	// ExporterVerdictsPageRefused is the number of page requests refused
@@ -54,8 +57,8 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	errs = errors.Join(errs, err)
 	b.ExporterVerdictsDuplicate, err = b.meter.Int64Counter(
 		"otelcol_exporter_verdicts_duplicate",
-		metric.WithDescription("Verdict spans not written again: the file holds them already. [alpha]"),
-		metric.WithUnit("{verdict}"),
+		metric.WithDescription("Verdict and link status spans not written again: the file holds them already. [alpha]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	b.ExporterVerdictsWriteErrors, err = b.meter.Int64Counter(
@@ -69,9 +72,10 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 		name, desc string
 		unit       string
 	}{
+		{&b.ExporterVerdictsLinkChangesWritten, "otelcol_exporter_verdicts_link_changes_written", "Link status spans (pippa.link.status) appended to the verdict file. [alpha]", "{span}"},
+		{&b.ExporterVerdictsFileBrokenLines, "otelcol_exporter_verdicts_file_broken_lines", "Lines of the verdict file the start could not read back; skipped. [alpha]", "{line}"},
 		{&b.ExporterVerdictsPageKept, "otelcol_exporter_verdicts_page_kept", "Turns and link status changes the page's store took in. [alpha]", "{span}"},
 		{&b.ExporterVerdictsPageEvicted, "otelcol_exporter_verdicts_page_evicted", "Turns and link status changes the page's store let go, past its bounds. [alpha]", "{span}"},
-		{&b.ExporterVerdictsPageStorageErrors, "otelcol_exporter_verdicts_page_storage_errors", "Failed storage transactions of the page's store; tried again with the next batch. [alpha]", "{error}"},
 		{&b.ExporterVerdictsPageServed, "otelcol_exporter_verdicts_page_served", "Verdict pages rendered. [alpha]", "{page}"},
 		{&b.ExporterVerdictsPageRefused, "otelcol_exporter_verdicts_page_refused", "Page requests refused by the page (bad query, unknown path or method). [alpha]", "{request}"},
 		{&b.ExporterVerdictsPageUnauthorized, "otelcol_exporter_verdicts_page_unauthorized", "Page requests the authenticator refused (401: no token, or a wrong one). [alpha]", "{request}"},

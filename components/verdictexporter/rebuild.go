@@ -1,0 +1,375 @@
+package verdictexporter
+
+import (
+	"bytes"
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/dayreport"
+)
+
+// What the start reads of the verdict file.
+const (
+	// maxLine bounds one line read back (one batch); a longer one is
+	// skipped and counted as broken.
+	maxLine = 256 << 20
+	// sampleEvery: once only link status changes are still wanted, lines
+	// without one are passed over unread, but one is read after this many
+	// bytes passed over, for the time it was written (keep.age).
+	sampleEvery = 64 << 10
+	// writeLag is how much later than its decision a verdict can be
+	// written: the processor sends a refused verdict again until its
+	// max_age (2 minutes by default). Reading back stops only at lines
+	// decided this much before what is still wanted.
+	writeLag = 5 * time.Minute
+)
+
+// The span names a line must hold to be worth reading for them: the
+// exporter writes them as they are, unescaped.
+var (
+	verdictName = []byte(`"` + semconv.SpanVerdict + `"`)
+	linkName    = []byte(`"` + semconv.SpanLinkStatus + `"`)
+)
+
+// cutTornTail cuts off a last line without its newline, which a crash left
+// half written (it was never acknowledged, so it is sent again), reading
+// back from the end a chunk at a time. It returns the size after and how
+// much it cut.
+func cutTornTail(f *os.File) (size, cut int64, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	size = st.Size()
+	keep := size
+	buf := make([]byte, min(int64(backChunk), size))
+	for keep > 0 {
+		c := min(int64(len(buf)), keep)
+		if _, err := f.ReadAt(buf[:c], keep-c); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:c], '\n'); i >= 0 {
+			keep = keep - c + int64(i) + 1
+			break
+		}
+		keep -= c
+	}
+	if keep == size {
+		return size, 0, nil
+	}
+	if err := f.Truncate(keep); err != nil {
+		return 0, 0, err
+	}
+	return keep, size - keep, nil
+}
+
+// rebuildStats is what the start's pass over the verdict file did.
+type rebuildStats struct {
+	Files   int   // files read: PATH, PATH.1, …
+	Bytes   int64 // bytes read
+	Parsed  int   // lines decoded
+	Skipped int   // lines passed over: nothing in them was still wanted
+	Broken  int   // lines that could not be read (skipped)
+	// Turns and Links are what the page's store holds after.
+	Turns, Links int
+	IDs          int // span IDs remembered against writing one twice
+}
+
+// rebuilder gathers, reading the verdict file's lines newest first, the
+// span IDs written last and, for the page, the newest keep.turns turns and
+// keep.link_changes link status changes within keep.age.
+type rebuilder struct {
+	page    bool
+	recent  int
+	cutoff  pcommon.Timestamp // now - keep.age
+	lag     pcommon.Timestamp
+	ids     []pcommon.SpanID // newest first
+	turns   newest[keptTurn]
+	links   newest[keptLink]
+	has     map[string]bool
+	passed  int // bytes passed over since the last line decoded
+	bytes   int64
+	stats   rebuildStats
+	un      ptrace.JSONUnmarshaler
+	aged    bool // a line decided before cutoff was read: nothing older is wanted
+	turnsIn bool // the turns wanted are all read
+	linksIn bool
+}
+
+func newRebuilder(page bool, keep KeepConfig, recent int, now time.Time) *rebuilder {
+	r := &rebuilder{page: page, recent: recent, has: map[string]bool{}, lag: pcommon.Timestamp(writeLag)}
+	r.turns = newest[keptTurn]{n: keep.Turns, before: turnBefore}
+	r.links = newest[keptLink]{n: keep.LinkChanges, before: linkBefore}
+	if page {
+		r.cutoff = pcommon.NewTimestampFromTime(now.Add(-keep.Age))
+	}
+	return r
+}
+
+// idsIn reports whether the span IDs wanted are read: the last `recent`
+// written, or those of the last tailRead bytes (a verdict is sent again
+// after a crash only if it was written in the moment before it).
+func (r *rebuilder) idsIn() bool { return len(r.ids) >= r.recent || r.bytes >= tailRead }
+
+func (r *rebuilder) wantsTurns() bool { return r.page && !r.aged && !r.turnsIn }
+func (r *rebuilder) wantsLinks() bool { return r.page && !r.aged && !r.linksIn }
+
+// done reports whether nothing older is wanted.
+func (r *rebuilder) done() bool { return r.idsIn() && !r.wantsTurns() && !r.wantsLinks() }
+
+// take reads one line of the file (size: with its newline), newest
+// first, if it may hold something still wanted.
+func (r *rebuilder) take(line []byte, size int) {
+	r.bytes += int64(size)
+	if !r.worthReading(line) {
+		r.stats.Skipped++
+		r.passed += size
+		return
+	}
+	r.passed = 0
+	r.stats.Parsed++
+	td, err := r.un.UnmarshalTraces(line)
+	if err != nil {
+		r.stats.Broken++
+		return
+	}
+	var decided pcommon.Timestamp
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		res := rss.At(i).Resource()
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				s := spans.At(k)
+				switch s.Name() {
+				case semconv.SpanVerdict:
+					decided = max(decided, s.EndTimestamp())
+					r.remember(s.SpanID())
+					if r.page {
+						r.offerTurn(res, s)
+					}
+				case semconv.SpanLinkStatus:
+					r.remember(s.SpanID())
+					if r.page {
+						r.offerLink(res, s)
+					}
+				}
+			}
+		}
+	}
+	if decided == 0 || !r.page {
+		return
+	}
+	// Every line before this one was written before it, so decided before
+	// it was written: its turns started, and its link changes happened,
+	// before decided + lag.
+	before := decided + r.lag
+	if before < r.cutoff {
+		r.aged = true
+	}
+	if r.turns.full() && before < r.turns.oldest().turn.Start {
+		r.turnsIn = true
+	}
+	if r.links.full() && before < r.links.oldest().link.Time {
+		r.linksIn = true
+	}
+}
+
+// worthReading reports whether a line may hold something still wanted; a
+// line read after sampleEvery bytes passed over tells when it was written.
+func (r *rebuilder) worthReading(line []byte) bool {
+	return !r.idsIn() || r.passed >= sampleEvery ||
+		(r.wantsTurns() && bytes.Contains(line, verdictName)) ||
+		(r.wantsLinks() && bytes.Contains(line, linkName))
+}
+
+func (r *rebuilder) remember(id pcommon.SpanID) {
+	if len(r.ids) < r.recent {
+		r.ids = append(r.ids, id)
+	}
+}
+
+func (r *rebuilder) offerTurn(res pcommon.Resource, s ptrace.Span) {
+	key := storeKey(keyTurn, s)
+	if r.has[key] {
+		return
+	}
+	t := dayreport.TurnFromVerdict(res, s)
+	if t.Start < r.cutoff {
+		return
+	}
+	k := &keptTurn{key, t}
+	if out := r.turns.offer(k); out != k {
+		r.has[key] = true
+		if out != nil {
+			delete(r.has, out.key)
+		}
+	}
+}
+
+func (r *rebuilder) offerLink(res pcommon.Resource, s ptrace.Span) {
+	key := storeKey(keyLink, s)
+	if r.has[key] {
+		return
+	}
+	l := dayreport.LinkFromSpan(res, s)
+	if l.Time < r.cutoff {
+		return
+	}
+	k := &keptLink{key, l}
+	if out := r.links.offer(k); out != k {
+		r.has[key] = true
+		if out != nil {
+			delete(r.has, out.key)
+		}
+	}
+}
+
+// readFile reads one file's lines, newest first, until nothing older is
+// wanted (done true).
+func (r *rebuilder) readFile(f io.ReaderAt, size int64) (done bool, err error) {
+	r.stats.Files++
+	b := newBackLines(f, size, backChunk, maxLine)
+	defer func() { r.stats.Bytes += b.read }()
+	for !r.done() {
+		line, err := b.prev()
+		switch {
+		case errors.Is(err, io.EOF):
+			return false, nil
+		case errors.Is(err, errLineTooLong):
+			r.stats.Broken++
+			continue
+		case err != nil:
+			return false, err
+		}
+		r.take(line, len(line)+1)
+	}
+	return true, nil
+}
+
+// items are the turns and link changes gathered, oldest first, and the
+// span IDs oldest first.
+func (r *rebuilder) items() ([]item, []pcommon.SpanID) {
+	items := make([]item, 0, len(r.turns.items)+len(r.links.items))
+	for _, k := range r.turns.items {
+		items = append(items, item{key: k.key, turn: &k.turn})
+	}
+	for _, k := range r.links.items {
+		items = append(items, item{key: k.key, link: &k.link})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return itemTime(items[i]) < itemTime(items[j]) })
+	ids := make([]pcommon.SpanID, len(r.ids))
+	for i, id := range r.ids {
+		ids[len(ids)-1-i] = id
+	}
+	return items, ids
+}
+
+func itemTime(it item) pcommon.Timestamp {
+	if it.turn != nil {
+		return it.turn.Start
+	}
+	return it.link.Time
+}
+
+// rebuild reads the verdict file f (of size bytes, its torn tail cut off)
+// and then its rotated copies, PATH.1 first, newest lines first, until it
+// has the span IDs written last and, with the page, what the page's store
+// holds; it puts them in the ring and the store. A rotated copy it cannot
+// read ends the pass there: the page is a view, and it is logged.
+func (e *verdictExporter) rebuild(f *os.File, size int64) (rebuildStats, error) {
+	now := e.now()
+	r := newRebuilder(e.page != nil, e.cfg.Keep, e.cfg.Recent, now)
+	done, err := r.readFile(f, size)
+	if err != nil {
+		return r.stats, fmt.Errorf("reading %s: %w", e.cfg.Path, err)
+	}
+	for i := 1; !done && i <= e.cfg.Rotation.MaxBackups; i++ {
+		p := e.cfg.Path + "." + strconv.Itoa(i)
+		done, err = e.readBackup(r, p)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			e.logger.Warn("verdict exporter: a rotated verdict file could not be read; the page starts without what it and older ones hold",
+				zap.String("path", p), zap.Error(err))
+			break
+		}
+	}
+	items, ids := r.items()
+	for _, id := range ids {
+		e.recent.Add(id)
+	}
+	r.stats.IDs = len(ids)
+	if e.page != nil {
+		e.page.add(items, now)
+		_, _, _, r.stats.Turns, r.stats.Links = e.page.snapshot(time.Time{}, now)
+	}
+	return r.stats, nil
+}
+
+func (e *verdictExporter) readBackup(r *rebuilder, path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !st.Mode().IsRegular() {
+		return false, fmt.Errorf("%s is not a file", path)
+	}
+	return r.readFile(f, st.Size())
+}
+
+// newest keeps the n newest of what it is offered (by before), the
+// oldest of them on top.
+type newest[T any] struct {
+	n      int
+	before func(a, b *T) bool
+	items  []*T
+}
+
+func (h *newest[T]) Len() int           { return len(h.items) }
+func (h *newest[T]) Less(i, j int) bool { return h.before(h.items[i], h.items[j]) }
+func (h *newest[T]) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *newest[T]) Push(x any)         { h.items = append(h.items, x.(*T)) }
+func (h *newest[T]) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items[len(h.items)-1] = nil
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+func (h *newest[T]) full() bool { return len(h.items) >= h.n }
+func (h *newest[T]) oldest() *T { return h.items[0] }
+
+// offer keeps x if it is among the n newest offered; it returns what it
+// let go: nil, the oldest kept before, or x itself.
+func (h *newest[T]) offer(x *T) *T {
+	if len(h.items) < h.n {
+		heap.Push(h, x)
+		return nil
+	}
+	if !h.before(h.items[0], x) {
+		return x
+	}
+	out := h.items[0]
+	h.items[0] = x
+	heap.Fix(h, 0)
+	return out
+}
