@@ -46,6 +46,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compare := fs.Bool("compare", false, "start the default collector, a stock pass-through (OTLP → batch → debug) and a durable stock peer (OTLP → otlphttp with a file_storage sending queue, to a sink served here) and compare their CPU per span and request latency on the same turns")
 	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync on and off (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
 	rounds := fs.Int("rounds", 12, "with --compare or --compare-fsync: rounds rotating which collector goes first (a multiple of the collectors, 3 or 2, lets each go first as often)")
+	baseline := fs.String("baseline", "", "with --compare: also start another percause `binary` (an earlier build) on its own embedded default, measured beside the others")
 	fs.IntVar(&o.Warmup, "warmup", 200, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured")
 	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
@@ -73,6 +74,12 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *otlp == "" && (t.PromURL != "" || t.Pid != 0):
 		fmt.Fprintln(stderr, "load: --prom and --pid describe the collector given with --otlp")
 		return 2
+	case *baseline != "" && !*compare:
+		fmt.Fprintln(stderr, "load: --baseline is measured beside the others: it needs --compare")
+		return 2
+	case *baseline != "" && *profile != "":
+		fmt.Fprintln(stderr, "load: --baseline and --profile: an earlier build may have no pprof extension; profile it on its own")
+		return 2
 	case *profile != "" && *otlp != "":
 		fmt.Fprintln(stderr, "load: --profile profiles the collectors the load tool starts; leave out --otlp (a running collector is profiled with its own pprof extension)")
 		return 2
@@ -83,15 +90,18 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var dir, self string
 	var started []*load.Collector
 	var sink *load.Sink // where the durable peer exports
-	startCollector := func(name string, configs []string, opts ...load.StartOption) (*load.Collector, error) {
+	startBinary := func(bin, name string, configs []string, opts ...load.StartOption) (*load.Collector, error) {
 		if *profile != "" {
 			opts = append(opts, load.WithProfile(*profile))
 		}
-		c, err := load.StartCollector(ctx, self, name, filepath.Join(dir, name), configs, opts...)
+		c, err := load.StartCollector(ctx, bin, name, filepath.Join(dir, name), configs, opts...)
 		if err == nil {
 			started = append(started, c)
 		}
 		return c, err
+	}
+	startCollector := func(name string, configs []string, opts ...load.StartOption) (*load.Collector, error) {
+		return startBinary(self, name, configs, opts...)
 	}
 	defer func() {
 		for _, c := range started {
@@ -136,6 +146,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			cs = append(cs, off)
 		} else {
+			if *baseline != "" {
+				before, err := startBinary(*baseline, "before", nil)
+				if err != nil {
+					fmt.Fprintln(stderr, err)
+					return 1
+				}
+				cs = append(cs, before)
+			}
 			peers, err := startPeers(dir, startCollector)
 			sink = peers.sink
 			if err != nil {
@@ -144,6 +162,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			cs = append(cs, peers.pass, peers.durable)
 			legend = "default: the embedded local.yaml; passthrough: OTLP → batch → debug (keeps nothing); durable: OTLP → otlphttp with its sending queue in file_storage (stored before the 200), exporting to a sink served here"
+			if *baseline != "" {
+				legend += "; before: " + *baseline + "'s own embedded default"
+			}
 		}
 		if *rounds%len(cs) != 0 {
 			fmt.Fprintf(stderr, "load: %d rounds for %d collectors: they do not all go first equally often (a multiple of %d does)\n", *rounds, len(cs), len(cs))

@@ -51,11 +51,14 @@ func requestOps(i int) (processor, connector []*storage.Operation) {
 //   - shared_storage/two_batches: one database, each component its own
 //     Batch, two transactions;
 //   - shared_storage/staged: the connector stages, the processor's Batch
-//     carries it, one transaction.
+//     carries it, one transaction (the bbolt engine);
+//   - shared_storage/log_staged: the same on the log engine, the
+//     default: one record appended.
 //
 // For each: cpu-µs/req, the process's CPU per request (user and system,
 // the garbage collector's included), µs/req its time, and commits/req;
-// and the CPU ratio of staged to file_storage. An op is one block.
+// and the CPU ratios of staged and log_staged to file_storage. An op is
+// one block.
 func BenchmarkCommitTwoComponents(b *testing.B) {
 	ctx := context.Background()
 	type variant struct {
@@ -71,14 +74,24 @@ func BenchmarkCommitTwoComponents(b *testing.B) {
 	fsTwoProc := openFileStorage(b, dir, component.KindProcessor, verdictID, "")
 	fsTwoCount := openFileStorage(b, dir, component.KindConnector, countID, "")
 	b.Cleanup(func() { fsProc.close(b); fsTwoProc.close(b); fsTwoCount.close(b) })
-	sharedOn := func() (h *harness, proc, count Client) {
-		h = start(b, b.TempDir(), func(c *Config) { c.StageFlush = time.Hour })
+	sharedOn := func(engine string) (h *harness, proc, count Client) {
+		h = start(b, b.TempDir(), func(c *Config) { c.StageFlush, c.Engine = time.Hour, engine })
 		return h, h.client(component.KindProcessor, verdictID, ""), h.client(component.KindConnector, countID, "")
 	}
-	two, twoProc, twoCount := sharedOn()
-	staged, stagedProc, stagedCount := sharedOn()
-	twoBefore, stagedBefore := two.commits(), staged.commits()
+	two, twoProc, twoCount := sharedOn(EngineBbolt)
+	staged, stagedProc, stagedCount := sharedOn(EngineBbolt)
+	logged, loggedProc, loggedCount := sharedOn(EngineLog)
+	twoBefore, stagedBefore, loggedBefore := two.commits(), staged.commits(), logged.commits()
 	var stagedErr error
+	stage := func(proc, count Client, i int) error {
+		p, c := requestOps(i)
+		count.Stage(c, func(err error) {
+			if err != nil {
+				stagedErr = err
+			}
+		})
+		return proc.Batch(ctx, p...)
+	}
 
 	var variants []*variant
 	perReq := func(h *harness, before int64, v **variant) func() float64 {
@@ -104,18 +117,12 @@ func BenchmarkCommitTwoComponents(b *testing.B) {
 			}
 			return twoProc.Batch(ctx, p...)
 		}},
-		{name: "shared_storage/staged", run: func(i int) error {
-			p, c := requestOps(i)
-			stagedCount.Stage(c, func(err error) {
-				if err != nil {
-					stagedErr = err
-				}
-			})
-			return stagedProc.Batch(ctx, p...)
-		}},
+		{name: "shared_storage/staged", run: func(i int) error { return stage(stagedProc, stagedCount, i) }},
+		{name: "shared_storage/log_staged", run: func(i int) error { return stage(loggedProc, loggedCount, i) }},
 	}
 	variants[2].commits = perReq(two, twoBefore, &variants[2])
 	variants[3].commits = perReq(staged, stagedBefore, &variants[3])
+	variants[4].commits = perReq(logged, loggedBefore, &variants[4])
 
 	const block = 64
 	b.ReportAllocs()
@@ -142,7 +149,9 @@ func BenchmarkCommitTwoComponents(b *testing.B) {
 		b.ReportMetric(float64(v.wall.Microseconds())/float64(v.n), v.name+"-µs/req")
 		b.ReportMetric(v.commits(), v.name+"-commits/req")
 	}
-	b.ReportMetric(float64(variants[3].cpu)/float64(variants[1].cpu)*float64(variants[1].n)/float64(variants[3].n), "staged/file_storage-cpu")
+	ratio := func(v, of *variant) float64 { return float64(v.cpu) / float64(of.cpu) * float64(of.n) / float64(v.n) }
+	b.ReportMetric(ratio(variants[3], variants[1]), "staged/file_storage-cpu")
+	b.ReportMetric(ratio(variants[4], variants[1]), "log_staged/file_storage-cpu")
 }
 
 // processCPU is the process's CPU time so far, user and system.

@@ -16,7 +16,28 @@ const (
 	// Short: a stager's callback, and whatever it holds in memory until
 	// then, wait at most this long when no batch comes.
 	DefaultStageFlush = 10 * time.Millisecond
+	// DefaultEngine keeps the database as a log of its transactions.
+	DefaultEngine = EngineLog
+	// DefaultCompactAfter is how large the log grows before its keys are
+	// written to a snapshot and a new log begins.
+	DefaultCompactAfter = 64 << 20
 )
+
+// Engines: how the shared database is kept.
+const (
+	// EngineLog: an append-only log of the transactions and a snapshot,
+	// one write a commit (logstore.go).
+	EngineLog = "log"
+	// EngineBbolt: one file_storage (bbolt) database.
+	EngineBbolt = "bbolt"
+)
+
+// ErrEngine is Validate's error for an engine it does not know.
+var ErrEngine = fmt.Errorf("engine must be %q or %q", EngineLog, EngineBbolt)
+
+// ErrCompactAfterTooSmall is Validate's error for a compact_after under
+// a megabyte.
+var ErrCompactAfterTooSmall = errors.New("compact_after must be at least 1 MiB")
 
 // ErrStageFlushNotPositive is Validate's error for a stage_flush of zero
 // or less.
@@ -50,6 +71,12 @@ type Config struct {
 	// StageFlush is how long a staged operation waits for the next
 	// client's Batch before the extension commits it on its own.
 	StageFlush time.Duration `mapstructure:"stage_flush"`
+	// Engine is how the database is kept: EngineLog (timeout, max_size and
+	// compaction then do not apply) or EngineBbolt.
+	Engine string `mapstructure:"engine"`
+	// CompactAfter is the log's size, in bytes, past which it is
+	// compacted (the log engine).
+	CompactAfter int64 `mapstructure:"compact_after"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -65,6 +92,8 @@ func createDefaultConfig() component.Config {
 		MaxSize:              fs.MaxSize,
 		Compaction:           fs.Compaction,
 		StageFlush:           DefaultStageFlush,
+		Engine:               DefaultEngine,
+		CompactAfter:         DefaultCompactAfter,
 	}
 }
 
@@ -93,6 +122,12 @@ func (c *Config) Validate() error {
 	var errs error
 	if c.StageFlush <= 0 {
 		errs = errors.Join(errs, fmt.Errorf("%w: got %s", ErrStageFlushNotPositive, c.StageFlush))
+	}
+	if c.Engine != EngineLog && c.Engine != EngineBbolt {
+		errs = errors.Join(errs, fmt.Errorf("%w: got %q", ErrEngine, c.Engine))
+	}
+	if c.CompactAfter < 1<<20 {
+		errs = errors.Join(errs, fmt.Errorf("%w: got %d", ErrCompactAfterTooSmall, c.CompactAfter))
 	}
 	if err := c.fileStorageConfig().Validate(); err != nil {
 		errs = errors.Join(errs, err)

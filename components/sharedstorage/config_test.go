@@ -25,8 +25,8 @@ func TestDefaultConfig(t *testing.T) {
 		cfg.FSync != fs.FSync || cfg.Timeout != fs.Timeout || cfg.MaxSize != fs.MaxSize || !reflect.DeepEqual(cfg.Compaction, fs.Compaction) {
 		t.Errorf("defaults %+v differ from file_storage's %+v", cfg, fs)
 	}
-	if cfg.StageFlush != DefaultStageFlush {
-		t.Errorf("stage_flush %s, want %s", cfg.StageFlush, DefaultStageFlush)
+	if cfg.StageFlush != DefaultStageFlush || cfg.Engine != EngineLog || cfg.CompactAfter != DefaultCompactAfter {
+		t.Errorf("stage_flush %s, engine %q, compact_after %d; want %s, %q, %d", cfg.StageFlush, cfg.Engine, cfg.CompactAfter, DefaultStageFlush, EngineLog, DefaultCompactAfter)
 	}
 	cfg.Directory = t.TempDir()
 	if err := cfg.Validate(); err != nil {
@@ -45,9 +45,13 @@ func TestLoadConfig(t *testing.T) {
 	compaction := *tuned.Compaction
 	compaction.OnRebound, compaction.Directory, compaction.CheckInterval = true, "/var/lib/percause", 10*time.Second
 	tuned.Compaction = &compaction
+	tuned.Engine = EngineBbolt
+	log := createDefaultConfig().(*Config)
+	log.CompactAfter = 8 << 20
 	for id, want := range map[string]*Config{
 		"shared_storage":       createDefaultConfig().(*Config),
 		"shared_storage/tuned": tuned,
+		"shared_storage/log":   log,
 	} {
 		var cid component.ID
 		if err := cid.UnmarshalText([]byte(id)); err != nil {
@@ -67,8 +71,8 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// TestValidateNamesEachProblem: stage_flush is ours; the rest is checked
-// the way file_storage checks it.
+// TestValidateNamesEachProblem: stage_flush, engine and compact_after
+// are ours; the rest is checked the way file_storage checks it.
 func TestValidateNamesEachProblem(t *testing.T) {
 	dir := t.TempDir()
 	for name, tc := range map[string]struct {
@@ -80,6 +84,8 @@ func TestValidateNamesEachProblem(t *testing.T) {
 		"no directory":         {func(c *Config) { c.Directory = filepath.Join(dir, "absent") }, "directory must exist"},
 		"bad permissions":      {func(c *Config) { c.CreateDirectory, c.DirectoryPermissions = true, "rwx" }, "directory_permissions"},
 		"negative max_size":    {func(c *Config) { c.MaxSize = -1 }, "max size cannot be less than 0"},
+		"unknown engine":       {func(c *Config) { c.Engine = "sqlite" }, ErrEngine.Error()},
+		"compact_after small":  {func(c *Config) { c.CompactAfter = 4096 }, ErrCompactAfterTooSmall.Error()},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)

@@ -60,14 +60,12 @@ func newSharedStorage(ctx context.Context, set extension.Settings, cfg *Config) 
 	return &sharedStorage{cfg: cfg, id: set.ID, logger: set.Logger, tel: newTelemetry(b), files: files}, nil
 }
 
-// Start opens the shared database: file_storage's client for this
-// extension, in file_storage's layout (extension_shared_storage_NAME in
-// the directory).
+// Start opens the shared database in its engine (open).
 func (s *sharedStorage) Start(ctx context.Context, host component.Host) error {
 	if err := s.files.Start(ctx, host); err != nil {
 		return fmt.Errorf("shared_storage: %w", err)
 	}
-	inner, err := s.files.GetClient(ctx, component.KindExtension, s.id, "")
+	inner, err := s.open(ctx)
 	if err != nil {
 		_ = s.files.Shutdown(ctx)
 		return fmt.Errorf("shared_storage: opening the database in %s: %w", s.cfg.Directory, err)
@@ -82,6 +80,48 @@ func (s *sharedStorage) Start(ctx context.Context, host component.Host) error {
 	s.db = db
 	s.mu.Unlock()
 	return nil
+}
+
+// open opens the database in the configured engine: the log
+// (shared_storage_NAME.*), or file_storage's client for this extension
+// (extension_shared_storage_NAME). A new log beside a bbolt database of
+// this extension begins with its keys, so a switch of engine (the
+// default's, from bbolt to the log) loses nothing.
+func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
+	if s.cfg.Engine == EngineBbolt {
+		return s.files.GetClient(ctx, component.KindExtension, s.id, "")
+	}
+	name := "shared_storage"
+	if s.id.Name() != "" {
+		name += "_" + s.id.Name()
+	}
+	return openLog(s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, func() ([]*storage.Operation, error) {
+		return s.readBbolt(ctx)
+	})
+}
+
+// readBbolt reads every key of this extension's bbolt database, if there
+// is one, as Set operations. The file is left as it was.
+func (s *sharedStorage) readBbolt(ctx context.Context) ([]*storage.Operation, error) {
+	path, found, err := fileStorageDatabase(s.cfg.Directory, component.KindExtension, s.id, "")
+	if err != nil || !found {
+		return nil, err
+	}
+	old, err := s.files.GetClient(ctx, component.KindExtension, s.id, "")
+	if err != nil {
+		return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
+	}
+	var ops []*storage.Operation
+	err = old.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+		ops = append(ops, storage.SetOperation(key, append([]byte(nil), value...)))
+		return nil, nil
+	})
+	if err = errors.Join(err, old.Close(ctx)); err != nil {
+		return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
+	}
+	s.logger.Info("shared_storage: the log begins with the keys of this extension's bbolt database; its file is left as it was",
+		zap.String("file", path), zap.Int("keys", len(ops)))
+	return ops, nil
 }
 
 // Shutdown commits what is staged and closes the database. The components

@@ -127,7 +127,7 @@ func transactionID(t testing.TB, path string) int {
 // ID.
 func baseline(t *testing.T, dir string) int {
 	t.Helper()
-	start(t, dir).stop()
+	start(t, dir, func(c *Config) { c.Engine = EngineBbolt }).stop()
 	return transactionID(t, databaseFile(dir))
 }
 
@@ -202,7 +202,7 @@ func TestBatchCarriesStagedInOneTransaction(t *testing.T) {
 	dir := t.TempDir()
 	before := baseline(t, dir)
 
-	h := start(t, dir, func(c *Config) { c.StageFlush = time.Hour }) // no timer commit in this test
+	h := start(t, dir, func(c *Config) { c.StageFlush, c.Engine = time.Hour, EngineBbolt }) // no timer commit in this test
 	proc := h.client(component.KindProcessor, verdictID, "")
 	count := h.client(component.KindConnector, countID, "")
 	opened := h.commits()
@@ -236,7 +236,7 @@ func TestBatchCarriesStagedInOneTransaction(t *testing.T) {
 		t.Fatalf("bbolt committed %d write transactions, the extension counted %d (+1 at open)", n, total)
 	}
 
-	again := start(t, dir)
+	again := start(t, dir, func(c *Config) { c.Engine = EngineBbolt })
 	if v, _ := again.client(component.KindConnector, countID, "").Get(context.Background(), "id1"); string(v) != "counted" {
 		t.Errorf("the staged value after a restart: %q", v)
 	}
@@ -249,7 +249,7 @@ func TestBatchCarriesStagedInOneTransaction(t *testing.T) {
 func TestFailedCommitFailsStagedToo(t *testing.T) {
 	dir := t.TempDir()
 	before := baseline(t, dir)
-	h := start(t, dir, func(c *Config) { c.StageFlush = time.Hour })
+	h := start(t, dir, func(c *Config) { c.StageFlush, c.Engine = time.Hour, EngineBbolt })
 	ctx := context.Background()
 	proc := h.client(component.KindProcessor, verdictID, "")
 	count := h.client(component.KindConnector, countID, "")

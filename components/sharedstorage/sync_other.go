@@ -1,0 +1,8 @@
+//go:build !linux
+
+package sharedstorage
+
+import "os"
+
+// datasync flushes f to the disk (fsync: fdatasync is Linux's).
+func datasync(f *os.File) error { return f.Sync() }
