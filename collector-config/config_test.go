@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // fleetFile is not a whole configuration: it is layered on local.yaml.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // One span as OTLP JSON: not a voice turn, so the verdict processor passes it

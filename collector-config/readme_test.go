@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // readmeGatewayValidate is the README command this file keeps working.

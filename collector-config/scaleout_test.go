@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // The scale-out of gateway.yaml and agent.yaml, through the real binary

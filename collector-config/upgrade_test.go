@@ -12,8 +12,8 @@ import (
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	loadtool "github.com/percause/percause/internal/load"
-	"github.com/percause/percause/internal/testenv"
+	loadtool "github.com/percause/percause/internal/command/load"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab/verdicts"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // The end-to-end proof: the real collector (percause collector on its

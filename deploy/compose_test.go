@@ -13,7 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/percause/percause/dashboards"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // testEnv is the environment a person sets before `docker compose up`: the

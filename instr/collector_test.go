@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 

@@ -22,7 +22,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 )
 

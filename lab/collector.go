@@ -13,7 +13,7 @@ import (
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	"github.com/percause/percause/internal/freeport"
+	"github.com/percause/percause/internal/leaf/freeport"
 )
 
 // Defaults of the collector the lab starts.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab/phone"
 	"github.com/percause/percause/lab/scenario"
 )

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // textLogs is where the shared lab run (results) has the SDKs write their

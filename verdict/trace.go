@@ -61,8 +61,13 @@ func (t *Trace) AddUnit(u Unit, c *Rules) string {
 		return DropUnitLimit
 	}
 	t.UnitSpans = append(t.UnitSpans, u.SpanID)
-	if keepUnit(&u, c) {
-		t.Units = append(t.Units, u)
+	// Kept in place, then let go if no rule reads it: the rules are called
+	// through function values, so a pointer to u itself would move every
+	// unit to the heap.
+	t.Units = append(t.Units, u)
+	if last := len(t.Units) - 1; !keepUnit(&t.Units[last], c) {
+		t.Units[last] = Unit{}
+		t.Units = t.Units[:last]
 	}
 	return ""
 }

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/percause/percause/internal/inproc"
-	"github.com/percause/percause/internal/livecheck"
+	"github.com/percause/percause/internal/assembly/inproc"
+	"github.com/percause/percause/internal/command/livecheck"
 )
 
 func init() {

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/otelcol"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	"github.com/percause/percause/internal/distro"
+	"github.com/percause/percause/internal/assembly/distro"
 )
 
 // version is the distribution's version, set at link time

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 func TestHasConfigFlag(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab"
 	"github.com/percause/percause/lab/scenario"
 )

@@ -24,10 +24,10 @@ import (
 
 	"github.com/percause/percause/components/linesconnector"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/dayreport"
-	"github.com/percause/percause/internal/freeport"
-	"github.com/percause/percause/internal/inproc"
-	"github.com/percause/percause/internal/verdictpage"
+	"github.com/percause/percause/internal/assembly/inproc"
+	"github.com/percause/percause/internal/leaf/freeport"
+	"github.com/percause/percause/internal/page/dayreport"
+	"github.com/percause/percause/internal/page/verdictpage"
 )
 
 func init() {

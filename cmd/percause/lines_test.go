@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 func TestLinesFlags(t *testing.T) {

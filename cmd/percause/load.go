@@ -13,7 +13,7 @@ import (
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
-	"github.com/percause/percause/internal/load"
+	"github.com/percause/percause/internal/command/load"
 )
 
 func init() {

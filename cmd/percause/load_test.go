@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/percause/percause/internal/load"
+	"github.com/percause/percause/internal/command/load"
 )
 
 // shortLoad are the flags of a run long enough to go through every stage

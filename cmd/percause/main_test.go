@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // runBin runs the real binary and returns its stdout, stderr and exit code.

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/percause/percause/internal/poolsim"
+	"github.com/percause/percause/internal/command/poolsim"
 )
 
 func init() {

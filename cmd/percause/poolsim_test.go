@@ -9,7 +9,7 @@ import (
 )
 
 func TestPoolsimDefaultIsTheReferenceTable(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("..", "..", "internal", "poolsim", "testdata", "reference.golden"))
+	want, err := os.ReadFile(filepath.Join("..", "..", "internal", "command", "poolsim", "testdata", "reference.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/dayreport"
-	"github.com/percause/percause/internal/verdictpage"
+	"github.com/percause/percause/internal/page/dayreport"
+	"github.com/percause/percause/internal/page/verdictpage"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/percause/percause/internal/up"
+	"github.com/percause/percause/internal/command/up"
 )
 
 func init() {

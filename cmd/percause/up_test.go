@@ -29,7 +29,7 @@ import (
 	"github.com/percause/percause/instr"
 	"github.com/percause/percause/instr/lanes"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab"
 	"github.com/percause/percause/lab/scenario"
 )

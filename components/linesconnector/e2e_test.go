@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab/verdicts"
 )
 

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/linestest"
+	"github.com/percause/percause/internal/testsupport/linestest"
 )
 
 var (
@@ -70,7 +70,7 @@ func goldenOf(r run) golden {
 // exactly expected.json.
 //
 //   - sdk: the canonical lines the SDK's own text log wrote for one turn per
-//     cause (internal/linestest), phone and engine in one file;
+//     cause (internal/testsupport/linestest), phone and engine in one file;
 //   - split: the same lines, phone and engine in files of their own;
 //   - app: the same turns in the app's spellings (docs/lines.md), with
 //     os_log and syslog prefixes and no trace IDs on the phone's lines;

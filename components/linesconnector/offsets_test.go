@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // The counters of what was read, as the collector serves them: the lines

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/percause/percause/components/linesconnector"
-	"github.com/percause/percause/internal/linestest"
+	"github.com/percause/percause/internal/testsupport/linestest"
 	"github.com/percause/percause/lab/verdicts"
 	"github.com/percause/percause/processors/verdictprocessor"
 )

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/linestest"
+	"github.com/percause/percause/internal/testsupport/linestest"
 )
 
 // routeChangeSentence is the evidence the bluetooth rule writes for one

@@ -17,7 +17,7 @@ import (
 
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/internal/leaf/idring"
 	"github.com/percause/percause/verdict"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/percause/percause/internal/verdictpage"
+	"github.com/percause/percause/internal/page/verdictpage"
 )
 
 // The alerts box: at each rendering the page asks Alertmanager's API what

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/percause/percause/internal/testenv"
-	"github.com/percause/percause/internal/verdictpage"
+	"github.com/percause/percause/internal/page/verdictpage"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // postAlert posts one alert to a real Alertmanager's API, as Prometheus

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/verdictpage"
+	"github.com/percause/percause/internal/page/verdictpage"
 )
 
 // Defaults.

@@ -22,7 +22,7 @@ import (
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/internal/leaf/idring"
 )
 
 // verdictExporter appends verdict spans and link status changes to the

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/dayreport"
+	"github.com/percause/percause/internal/page/dayreport"
 )
 
 // What the start reads of the verdict file.

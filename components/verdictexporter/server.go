@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.uber.org/zap"
 
-	"github.com/percause/percause/internal/dayreport"
-	"github.com/percause/percause/internal/verdictpage"
+	"github.com/percause/percause/internal/page/dayreport"
+	"github.com/percause/percause/internal/page/verdictpage"
 )
 
 // PageTitle heads the served page.

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/dayreport"
+	"github.com/percause/percause/internal/page/dayreport"
 )
 
 // The page's store: the turns (read from their verdict spans) and the link

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/poolsim"
+	"github.com/percause/percause/internal/command/poolsim"
 )
 
 // engine is a healthy engine on loopback, its timings in person-time.

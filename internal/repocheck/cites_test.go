@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // outsideDocs are names of design documents that once lived outside the

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/percause/percause/internal/follow"
+	"github.com/percause/percause/internal/leaf/follow"
 	"github.com/percause/percause/verdict"
 )
 

@@ -24,7 +24,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/processors/verdictprocessor/internal/metadata"
 )
 

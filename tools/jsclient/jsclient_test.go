@@ -17,13 +17,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/percause/percause/instr/semconv"
-	"github.com/percause/percause/internal/linestest"
-	"github.com/percause/percause/internal/testenv"
+	"github.com/percause/percause/internal/testsupport/linestest"
+	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab/verdicts"
 )
 
 // TestJSClientGetsTheGoSDKsVerdicts: the Go SDK records one turn per cause
-// (internal/linestest) and sends it to the real collector binary; the
+// (internal/testsupport/linestest) and sends it to the real collector binary; the
 // OpenTelemetry JavaScript SDK (client.js, on node) records the same turns
 // and sends every span in a request of its own, in a shuffled order, without
 // pippa.turn.units and without any of the history the Go SDK adds

@@ -14,7 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/internal/leaf/idring"
 	"github.com/percause/percause/verdict"
 )
 

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/percause/percause/internal/idring"
+	"github.com/percause/percause/internal/leaf/idring"
 	"github.com/percause/percause/processors/internal/compact"
 	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 )

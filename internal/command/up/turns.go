@@ -1,0 +1,161 @@
+package up
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
+)
+
+// maxVerdictLine bounds one line of the verdict file the finder reads (one
+// export request); a longer line is skipped, never held.
+const maxVerdictLine = 16 << 20
+
+// Turn is the turn a notification names: the latest turn of the alert's
+// installation whose verdict implicated the alert's cause.
+type Turn struct {
+	// TraceID is the turn's trace, in hex: the page's link to it.
+	TraceID string
+	// Turn is the turn's index in its launch.
+	Turn     int64
+	Causes   []string
+	Evidence string
+
+	Installation string
+	// Ended is when the turn ended (the verdict's percause.turn.time).
+	Ended time.Time
+	Link  string
+	// PoolAfter and PoolBefore are the launch's pool_reset tally at the end
+	// of the turn and of its previous turn; HasPoolBefore is false on a
+	// launch's first turn.
+	PoolAfter, PoolBefore int64
+	HasPool               bool
+	HasPoolBefore         bool
+}
+
+// findTurn scans the verdict file for the latest turn of installation that
+// ended at or after since and whose verdict implicated cause. The file is
+// streamed, and a line is parsed only if it names the installation, so a
+// scan of the whole file (100 MB before it rotates) takes a fraction of a
+// second. A file that does not exist yet has no turn.
+func findTurn(path, installation, cause string, since time.Time) (Turn, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Turn{}, false, nil
+	}
+	if err != nil {
+		return Turn{}, false, err
+	}
+	defer f.Close()
+	var best Turn
+	found := false
+	needle := []byte(`"` + installation + `"`)
+	err = eachLine(f, func(line []byte) {
+		if !bytes.Contains(line, needle) {
+			return
+		}
+		for _, t := range turnsOf(line) {
+			if t.Installation != installation || t.Ended.Before(since) || !slices.Contains(t.Causes, cause) {
+				continue
+			}
+			if !found || t.Ended.After(best.Ended) {
+				best, found = t, true
+			}
+		}
+	})
+	return best, found, err
+}
+
+// eachLine calls fn with each whole line of r, skipping lines longer than
+// maxVerdictLine and a last line without its newline (still being
+// written).
+func eachLine(r io.Reader, fn func([]byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			if !tooLong {
+				if long != nil {
+					fn(append(long, chunk...))
+				} else {
+					fn(chunk)
+				}
+			}
+			long, tooLong = nil, false
+		case errors.Is(err, bufio.ErrBufferFull):
+			if !tooLong {
+				long = append(long, chunk...)
+				if len(long) > maxVerdictLine {
+					long, tooLong = nil, true
+				}
+			}
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+var unmarshaler = &ptrace.JSONUnmarshaler{}
+
+// turnsOf reads the verdict spans of one line of the verdict file (an OTLP
+// JSON export request); a line that does not parse has none.
+func turnsOf(line []byte) []Turn {
+	td, err := unmarshaler.UnmarshalTraces(line)
+	if err != nil {
+		return nil
+	}
+	var out []Turn
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		inst := attr(rss.At(i).Resource().Attributes(), semconv.AppInstallationID)
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				s := spans.At(k)
+				if s.Name() != semconv.SpanVerdict || s.TraceID().IsEmpty() {
+					continue // a turn without its trace ID has no page to link
+				}
+				a := s.Attributes()
+				r := verdict.FromSpan(rss.At(i).Resource(), s)
+				t := Turn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
+					Installation: inst, Link: attr(a, semconv.NetworkConnectionType)}
+				if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt {
+					t.Ended = time.Unix(0, v.Int())
+				}
+				t.PoolAfter, t.HasPool = intAttr(a, semconv.PoolResets)
+				t.PoolBefore, t.HasPoolBefore = intAttr(a, semconv.PoolResetsBefore)
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func attr(m pcommon.Map, k string) string {
+	if v, ok := m.Get(k); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+func intAttr(m pcommon.Map, k string) (int64, bool) {
+	if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeInt {
+		return v.Int(), true
+	}
+	return 0, false
+}
