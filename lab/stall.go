@@ -33,17 +33,23 @@ type pause struct {
 	dur time.Duration
 }
 
+// startWatchdog returns once the watchdog is watching: a pause from then
+// on is recorded (a goroutine not yet scheduled on a busy machine would
+// start its clock after it).
 func startWatchdog() *watchdog {
 	w := &watchdog{stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run()
+	watching := make(chan struct{})
+	go w.run(watching)
+	<-watching
 	return w
 }
 
-func (w *watchdog) run() {
+func (w *watchdog) run(watching chan<- struct{}) {
 	defer close(w.done)
 	t := time.NewTicker(watchTick)
 	defer t.Stop()
 	last := time.Now()
+	close(watching)
 	for {
 		select {
 		case <-w.stop:
