@@ -384,12 +384,15 @@ var All = []Scenario{
 
 // The waits' switches: a microphone stage slow enough for the wait rule and
 // its line (over 1.5 s); a dictation held behind a pool's
-// worth of the phone's own downloads that end about 4 s after she stops.
+// worth of the phone's own downloads that end about 8 s after she stops: the
+// post's "not sent" line shows about 4 s after her end of speech, so the
+// downloads must outlast it by a margin a busy machine keeps (ending at 5 s,
+// two of six had ended when a CI run's line showed).
 const (
 	slowStage    = 2.5
 	heldSpeech   = 10.0
 	heldMedia    = 6
-	heldMediaFor = heldSpeech + 5
+	heldMediaFor = heldSpeech + 8
 )
 
 func repeat(n int, t Turn) []Turn {
