@@ -44,6 +44,21 @@ type Alert struct {
 	Compared bool
 	For      string
 	Severity string
+	// Cause is the verdict cause whose turns the alert is about ("" none):
+	// written as the rule's percause_cause label, so a receiver (the
+	// page, percause up's relay) can find the installation's latest turn
+	// that implicated it.
+	Cause string
+}
+
+// Labels are the rule's labels: its severity and, when it has one, its
+// cause.
+func (a Alert) Labels() map[string]string {
+	l := map[string]string{"severity": a.Severity}
+	if a.Cause != "" {
+		l[lCause] = a.Cause
+	}
+	return l
 }
 
 // PromExpr is the Prometheus rule's expression.
@@ -79,6 +94,7 @@ func AlertsWithin(w string) []Alert {
 			Compared: true,
 			For:      "0s",
 			Severity: "page",
+			Cause:    semconv.CausePool,
 		},
 		{
 			Name:    AlertLiveCountGrowing,
@@ -91,6 +107,7 @@ func AlertsWithin(w string) []Alert {
 			Compared: true,
 			For:      "0s",
 			Severity: "warning",
+			Cause:    semconv.CauseState,
 		},
 		{
 			Name:    AlertSynthesisTooSlow,

@@ -420,7 +420,7 @@ func PrometheusRules(alerts []Alert) promRuleFile {
 			Alert:       a.Name,
 			Expr:        a.PromExpr(),
 			For:         a.For,
-			Labels:      map[string]string{"severity": a.Severity},
+			Labels:      a.Labels(),
 			Annotations: map[string]string{"summary": a.Summary, "description": a.Description},
 		})
 	}

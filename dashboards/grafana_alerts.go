@@ -69,9 +69,16 @@ func grafanaRule(a Alert) *alerting.RuleBuilder {
 		NoDataState(alerting.RuleNoDataStateOK).
 		ExecErrState(alerting.RuleExecErrStateError).
 		For(a.For).
-		Labels(map[string]string{"severity": a.Severity, "source": "grafana"}).
+		Labels(grafanaLabels(a)).
 		Annotations(map[string]string{"summary": a.Summary, "description": a.Description}).
 		NotificationSettings(alerting.NewNotificationSettingsBuilder().Receiver(grafanaContactName))
+}
+
+// grafanaLabels are the rule's labels, and that Grafana evaluated it.
+func grafanaLabels(a Alert) map[string]string {
+	l := a.Labels()
+	l["source"] = "grafana"
+	return l
 }
 
 // grafanaRuleUID is a rule's UID: short (Grafana caps UIDs at 40

@@ -63,7 +63,7 @@ func firesWithin(w, name string, labels map[string]string) expAlert {
 			a = x
 		}
 	}
-	l := map[string]string{"severity": a.Severity}
+	l := a.Labels() // the rule's own: its severity, and its cause
 	for k, v := range labels {
 		l[k] = v
 	}

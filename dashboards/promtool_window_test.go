@@ -57,7 +57,7 @@ func TestAlertRulesWithAShortWindow(t *testing.T) {
 			for j, ea := range ac.ExpAlerts {
 				labels := map[string]string{}
 				for k, v := range ea.ExpLabels {
-					if k != "severity" {
+					if k != "severity" && k != lCause { // the rule's own, added again by firesWithin
 						labels[k] = v
 					}
 				}

@@ -28,12 +28,14 @@ const (
 	maxAlertsBody = 1 << 20
 )
 
-// Labels and annotations an alert names its turn and its installation by,
-// in the order they are looked for: the generated rules group by
-// app_installation_id; a rule or a receiver may add trace_id.
+// Labels and annotations an alert names its turn, its installation and its
+// cause by, in the order they are looked for: the generated rules group by
+// app_installation_id and label the cause a rule is about percause_cause;
+// a rule or a receiver may add trace_id.
 var (
 	traceKeys        = []string{"trace_id", "percause_trace_id", "trace"}
 	installationKeys = []string{"app_installation_id", "installation", "app.installation.id"}
+	causeKeys        = []string{"percause_cause", "cause"}
 )
 
 // amAlert is the part of an alert of Alertmanager's API v2 the page reads.
@@ -59,7 +61,7 @@ func parseAlerts(b []byte) ([]verdictpage.Alert, error) {
 			continue
 		}
 		al := verdictpage.Alert{Name: a.Labels["alertname"], Summary: a.Annotations["summary"], Since: a.StartsAt,
-			Installation: lookup(a, installationKeys)}
+			Installation: lookup(a, installationKeys), Cause: lookup(a, causeKeys)}
 		if tr := strings.ToLower(lookup(a, traceKeys)); verdictpage.TraceID(tr) {
 			al.Trace = tr
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/page/verdictpage"
 	"github.com/percause/percause/internal/testsupport/testenv"
 )
@@ -91,6 +96,61 @@ func TestPageShowsFiringAlerts(t *testing.T) {
 	}
 }
 
+// turnOfCause is turn n at at, its verdict implicating cause alone.
+func turnOfCause(n byte, at time.Time, cause string) ptrace.Traces {
+	td := turnAt(n, at)
+	a := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	a.PutStr(semconv.VerdictCause, cause)
+	a.PutEmptySlice(semconv.VerdictCauses).AppendEmpty().SetStr(cause)
+	return td
+}
+
+// TestAlertLinksToTheLatestTurnOfItsCause: an alert as the generated rules
+// send it names its installation and its cause (percause_cause) but no
+// trace, since the rules group by installation; the box links it to that
+// installation's latest kept turn that implicated the cause, and an alert
+// no kept turn matches to the installation's turns.
+func TestAlertLinksToTheLatestTurnOfItsCause(t *testing.T) {
+	am := testenv.StartAlertmanager(t)
+	since := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
+	postAlert(t, am, map[string]string{"alertname": dashboards.AlertPoolResetMoved, "app_installation_id": "install-1", "severity": "page", "percause_cause": semconv.CausePool},
+		map[string]string{"summary": "pool_reset moved on installation install-1"}, since)
+	postAlert(t, am, map[string]string{"alertname": dashboards.AlertLiveCountGrowing, "app_installation_id": "install-1", "severity": "warning", "percause_cause": semconv.CauseState},
+		map[string]string{"summary": "a live count rose on installation install-1"}, since)
+	testenv.WaitFor(t, 10*time.Second, "Alertmanager to hold both alerts", func() bool {
+		a, err := am.Alerts()
+		return err == nil && len(a) == 2
+	})
+	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
+	cfg.Page.Alertmanager = am.URL
+	c := &clock{time.Now()}
+	e := startWith(t, cfg, newHost(t), c)
+	for _, td := range []ptrace.Traces{
+		turnOfCause(1, c.t.Add(-20*time.Minute), semconv.CausePool),
+		turnOfCause(2, c.t.Add(-12*time.Minute), semconv.CausePool), // the latest pool turn
+		turnOfCause(3, c.t.Add(-5*time.Minute), semconv.CauseSynthesis),
+	} {
+		if err := e.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body, _ := get(t, "http://"+e.addr+"/")
+	pool := fmt.Sprintf(`data-alert="%s">`, dashboards.AlertPoolResetMoved)
+	i := strings.Index(body, pool)
+	if i < 0 {
+		t.Fatalf("the page does not list %s", dashboards.AlertPoolResetMoved)
+	}
+	item := body[i : i+strings.Index(body[i:], "</li>")]
+	if !strings.Contains(item, `<a href="./?turn=`+traceOf(2)+`">its turn</a>`) {
+		t.Errorf("the pool alert does not link to the latest pool turn (%s): %s", traceOf(2), item)
+	}
+	state := body[strings.Index(body, fmt.Sprintf(`data-alert="%s">`, dashboards.AlertLiveCountGrowing)):]
+	state = state[:strings.Index(state, "</li>")]
+	if !strings.Contains(state, `<a href="./?installation=install-1&amp;range=all">the installation&#39;s turns</a>`) {
+		t.Errorf("the state alert, which no kept turn implicates, does not link to its installation's turns: %s", state)
+	}
+}
+
 // TestAlertmanagerThatHangs: an Alertmanager that takes the connection and
 // never answers costs the page AlertmanagerTimeout, after which it says so.
 func TestAlertmanagerThatHangs(t *testing.T) {
@@ -129,7 +189,7 @@ func TestAlertmanagerThatHangs(t *testing.T) {
 
 func TestParseAlerts(t *testing.T) {
 	got, err := parseAlerts([]byte(`[
-{"labels":{"alertname":"B","installation":"i2"},"annotations":{},"startsAt":"2026-12-01T09:00:00Z","status":{"state":"active"}},
+{"labels":{"alertname":"B","installation":"i2","percause_cause":"pool"},"annotations":{},"startsAt":"2026-12-01T09:00:00Z","status":{"state":"active"}},
 {"labels":{"alertname":"A","trace_id":"0A00000000000000000000000000001F"},"annotations":{"summary":"s"},"startsAt":"2026-12-01T08:00:00Z","status":{"state":"active"}},
 {"labels":{"alertname":"C"},"annotations":{"trace_id":"short"},"startsAt":"2026-12-01T07:00:00Z","status":{"state":"suppressed"}},
 {"labels":{},"annotations":{"percause_trace_id":"0a00000000000000000000000000002f","app_installation_id":"i3"},"startsAt":"2026-12-01T10:00:00Z","status":{"state":"active"}}]`))
@@ -138,7 +198,7 @@ func TestParseAlerts(t *testing.T) {
 	}
 	want := []verdictpage.Alert{
 		{Name: "A", Summary: "s", Since: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC), Trace: "0a00000000000000000000000000001f"},
-		{Name: "B", Since: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Installation: "i2"},
+		{Name: "B", Since: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Installation: "i2", Cause: "pool"},
 		{Name: "(an alert without alertname)", Since: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Installation: "i3", Trace: "0a00000000000000000000000000002f"},
 	}
 	if len(got) != len(want) {
@@ -146,7 +206,7 @@ func TestParseAlerts(t *testing.T) {
 	}
 	for i := range want {
 		if !got[i].Since.Equal(want[i].Since) || got[i].Name != want[i].Name || got[i].Summary != want[i].Summary ||
-			got[i].Trace != want[i].Trace || got[i].Installation != want[i].Installation {
+			got[i].Trace != want[i].Trace || got[i].Installation != want[i].Installation || got[i].Cause != want[i].Cause {
 			t.Errorf("alert %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}

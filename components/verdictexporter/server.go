@@ -139,6 +139,7 @@ func (e *verdictExporter) pageFor(ctx context.Context, q verdictpage.Query) (pag
 	var alerts *verdictpage.Alerts
 	if e.cfg.Page.Alertmanager != "" {
 		alerts = firingAlerts(ctx, e.alertClient, e.cfg.Page.Alertmanager)
+		e.page.linkAlertsToTurns(alerts.Firing)
 	}
 	if q.Turn == "" {
 		p := e.dayPage(q)

@@ -1,6 +1,7 @@
 package verdictexporter
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/page/dayreport"
+	"github.com/percause/percause/internal/page/verdictpage"
 )
 
 // The page's store: the turns (read from their verdict spans) and the link
@@ -214,4 +216,27 @@ func (p *pageStore) turn(trace string) (t dayreport.Turn, links []dayreport.Link
 		}
 	}
 	return t, links, true
+}
+
+// linkAlertsToTurns gives each alert that names an installation and a
+// cause but no turn the installation's latest kept turn that implicated
+// the cause: the rules group by installation, so the turn that moved is
+// known only here. An alert no kept turn matches keeps its link to the
+// installation's turns.
+func (p *pageStore) linkAlertsToTurns(alerts []verdictpage.Alert) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for i := range alerts {
+		a := &alerts[i]
+		if a.Trace != "" || a.Installation == "" || a.Cause == "" {
+			continue
+		}
+		for j := len(p.turns) - 1; j >= 0; j-- {
+			t := &p.turns[j].turn
+			if t.Installation == a.Installation && slices.Contains(t.Causes, a.Cause) && verdictpage.TraceID(t.Trace) {
+				a.Trace = t.Trace
+				break
+			}
+		}
+	}
 }

@@ -71,12 +71,18 @@ func parsePayload(b []byte) (amPayload, error) {
 	return p, nil
 }
 
-// causeOf is the verdict cause whose turn an alert names; alerts without
-// one name no turn.
-var causeOf = map[string]string{
-	dashboards.AlertPoolResetMoved:   semconv.CausePool,
-	dashboards.AlertLiveCountGrowing: semconv.CauseState,
-}
+// causeOf is the verdict cause whose turn an alert names, by alert name,
+// as the rules say it (their percause_cause label); alerts without one
+// name no turn.
+var causeOf = func() map[string]string {
+	m := map[string]string{}
+	for _, a := range dashboards.Alerts() {
+		if a.Cause != "" {
+			m[a.Name] = a.Cause
+		}
+	}
+	return m
+}()
 
 // movementAlerts fire for the window after a movement, then resolve.
 var movementAlerts = map[string]bool{

@@ -348,7 +348,10 @@ func TestPageInChromium(t *testing.T) {
 		resp.Body.Close()
 		return strings.Contains(string(b), fmt.Sprintf(`<strong data-n="%d">`, len(decided)))
 	})
-	// The pool's alert, as Prometheus would send it, naming the turn.
+	// The pool's alert, naming its turn by trace_id as a receiver may add
+	// it. (An alert as the generated rules send it names its installation
+	// and cause only; the exporter links it to the latest such turn:
+	// components/verdictexporter's TestAlertLinksToTheLatestTurnOfItsCause.)
 	poolTurn := ""
 	for _, tr := range res.Turns {
 		if tr.Cause == "pool" && poolTurn == "" {

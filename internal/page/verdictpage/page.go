@@ -100,9 +100,13 @@ type Alert struct {
 	Since   time.Time
 	// Installation is the installation it names ("" none), Trace the
 	// turn's trace ID it names ("" none): the box links to that turn, or
-	// else to that installation's turns.
+	// else to that installation's turns. Cause is the verdict cause the
+	// alert is about ("" none): with an installation and no trace, the
+	// page's owner sets Trace to that installation's latest kept turn
+	// that implicated it.
 	Installation string
 	Trace        string
+	Cause        string
 }
 
 var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
