@@ -468,6 +468,24 @@ func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 		t.Link = link
 	}
 	t.Stutter, _ = r.boolean(semconv.TurnStutter)
+	t.readRoute(&r, span)
+	t.Live = readLive(&r, attrs)
+	t.readPool(&r)
+
+	t.ListenGrant, t.HasGrant = r.seconds(semconv.ListenGrant)
+	t.ListenSession, t.HasSession = r.seconds(semconv.ListenSession)
+	t.ListenTotal, t.HasTotal = r.seconds(semconv.ListenTotal)
+	if n, ok := r.count(semconv.TurnUnits); ok {
+		t.Units = n
+	}
+	t.Problems = r.problems
+	return t
+}
+
+// readRoute reads the turn's audio route: its outputs, whether one is
+// Bluetooth (said, or known from an output's port), and its route change
+// events, each list bounded.
+func (t *Turn) readRoute(r *attrReader, span ptrace.Span) {
 	bt, hasBT := r.boolean(semconv.RouteBluetooth)
 	for _, o := range r.strings(semconv.RouteOutputs) {
 		if len(t.Outputs) < MaxOutputs {
@@ -501,9 +519,11 @@ func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 			t.RouteChanges = append(t.RouteChanges, RouteChange{At: at, Reason: reason})
 		}
 	}
+}
 
-	t.Live = readLive(&r, attrs)
-
+// readPool reads the pool's tally since launch and the history the turn
+// carries of it, if any.
+func (t *Turn) readPool(r *attrReader) {
 	t.PoolResets, t.HasPoolResets = r.count(semconv.PoolResets)
 	t.PoolBefore, t.HasPoolBefore = r.count(semconv.PoolResetsBefore)
 	if t.HasPoolResets && t.HasPoolBefore && t.PoolResets < t.PoolBefore {
@@ -512,15 +532,6 @@ func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 		r.note("%s went down within a launch (%d → %d)", semconv.PoolResets, t.PoolBefore, t.PoolResets)
 		t.HasPoolResets = false
 	}
-
-	t.ListenGrant, t.HasGrant = r.seconds(semconv.ListenGrant)
-	t.ListenSession, t.HasSession = r.seconds(semconv.ListenSession)
-	t.ListenTotal, t.HasTotal = r.seconds(semconv.ListenTotal)
-	if n, ok := r.count(semconv.TurnUnits); ok {
-		t.Units = n
-	}
-	t.Problems = r.problems
-	return t
 }
 
 // optSeconds reads a duration no rule reads: a finite, non-negative number,

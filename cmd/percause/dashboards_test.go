@@ -136,13 +136,13 @@ func TestDashboardsRefusesAFolderThatIsNotACheckout(t *testing.T) {
 // dashboards/generated that the generator did not write survive a run.
 func TestDashboardsKeepsForeignFilesInACheckout(t *testing.T) {
 	root := fakeRepo(t)
-	mine := filepath.Join(root, "dashboards", "generated", "grafana", "dashboards", "my-own.json")
-	writeFile(t, mine, `{"title": "mine"}`)
+	ownFile := filepath.Join(root, "dashboards", "generated", "grafana", "dashboards", "my-own.json")
+	writeFile(t, ownFile, `{"title": "mine"}`)
 	var out, errb bytes.Buffer
 	if code := runDashboardsTo([]string{"--dir", root}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if b, err := os.ReadFile(mine); err != nil || string(b) != `{"title": "mine"}` {
+	if b, err := os.ReadFile(ownFile); err != nil || string(b) != `{"title": "mine"}` {
 		t.Errorf("my-own.json: %q, %v; want it kept", b, err)
 	}
 }

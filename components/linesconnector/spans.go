@@ -202,11 +202,11 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 		}
 		if u.HasUnderruns {
 			ua.PutInt(semconv.UnitUnderruns, int64(u.Underruns))
-			if u.Underruns == 0 && !u.HasBroke {
+			if u.Underruns == 0 && !u.HasBrokenUnit {
 				ua.PutDouble(semconv.UnitSilent, 0) // silent seconds come from underruns
 			}
 		}
-		if u.HasBroke {
+		if u.HasBrokenUnit {
 			ua.PutDouble(semconv.UnitSilent, u.Silent)
 			ua.PutDouble(semconv.UnitCushion, u.Cushion)
 		}

@@ -98,7 +98,7 @@ type rebuilder struct {
 	turns   newest[keptTurn]
 	links   newest[keptLink]
 	has     map[string]bool
-	passed  int // bytes passed over since the last line decoded
+	bytesSkipped  int // bytes passed over since the last line decoded
 	bytes   int64
 	stats   rebuildStats
 	un      ptrace.JSONUnmarshaler
@@ -134,10 +134,10 @@ func (r *rebuilder) take(line []byte, size int) {
 	r.bytes += int64(size)
 	if !r.worthReading(line) {
 		r.stats.Skipped++
-		r.passed += size
+		r.bytesSkipped += size
 		return
 	}
-	r.passed = 0
+	r.bytesSkipped = 0
 	r.stats.Parsed++
 	td, err := r.un.UnmarshalTraces(line)
 	if err != nil {
@@ -190,7 +190,7 @@ func (r *rebuilder) take(line []byte, size int) {
 // worthReading reports whether a line may hold something still wanted; a
 // line read after sampleEvery bytes passed over tells when it was written.
 func (r *rebuilder) worthReading(line []byte) bool {
-	return !r.idsIn() || r.passed >= sampleEvery ||
+	return !r.idsIn() || r.bytesSkipped >= sampleEvery ||
 		(r.wantsTurns() && bytes.Contains(line, verdictName)) ||
 		(r.wantsLinks() && bytes.Contains(line, linkName))
 }

@@ -76,7 +76,7 @@ type entry struct {
 	name  string
 	size  int64
 	inFly bool
-	mine  bool // written by this Spool (this launch), not left by an earlier one
+	thisLaunch  bool // written by this Spool (this launch), not left by an earlier one
 }
 
 // Spool is a bounded disk spool with a sending goroutine.
@@ -297,7 +297,7 @@ func (s *Spool) Put(kind string, payload []byte) error {
 	if s.cfg.latestOnly[kind] {
 		s.supersedeLocked(kind)
 	}
-	s.entries = append(s.entries, &entry{seq: seq, kind: kind, name: name, size: size, mine: true})
+	s.entries = append(s.entries, &entry{seq: seq, kind: kind, name: name, size: size, thisLaunch: true})
 	s.bytes += size
 	s.stats.Spooled++
 	s.enforceLimitLocked()
@@ -312,7 +312,7 @@ func (s *Spool) Put(kind string, payload []byte) error {
 func (s *Spool) supersedeLocked(kind string) {
 	kept := s.entries[:0]
 	for _, e := range s.entries {
-		if e.mine && e.kind == kind && !e.inFly {
+		if e.thisLaunch && e.kind == kind && !e.inFly {
 			_ = os.Remove(filepath.Join(s.dir, e.name))
 			s.bytes -= e.size
 			s.stats.Superseded++

@@ -219,7 +219,7 @@ var turnFields = []field[Turn]{
 		read: (*reader).gapList},
 	{key: "broke", form: "index:underruns/silent/cushion@take,… for each unit that underran (- for none)",
 		write: appendBroke,
-		read:  (*reader).brokeList},
+		read:  (*reader).brokenUnitList},
 	{key: TurnKeyChanges, form: "at@reason>outputs,… at in seconds, outputs +-separated",
 		write: func(b []byte, t *Turn) []byte {
 			for i, c := range t.Changes {

@@ -194,7 +194,7 @@ type UnitReading struct {
 	Underruns       int
 	HasUnderruns    bool
 	Silent, Cushion float64
-	HasBroke        bool // silent, cushion and take (from broke)
+	HasBrokenUnit   bool // silent, cushion and take (from the broke= list of units that underran)
 }
 
 // TurnReading is a [voice-turn] line's readings; Present says which were given.
@@ -296,7 +296,7 @@ var readers = sync.Pool{New: func() any { return new(reader) }}
 // reset makes r ready for a line of kind, keeping its lists' storage.
 func (r *reader) reset(kind Kind) {
 	*r = reader{rec: Record{Kind: kind, Turn: TurnReading{DeclaredUnits: -1}},
-		gaps: r.gaps[:0], broke: r.broke[:0], perUnit: r.perUnit[:0]}
+		gaps: r.gaps[:0], brokenUnits: r.brokenUnits[:0], perUnit: r.perUnit[:0]}
 }
 
 // findTag finds the first tag followed by a space or the end of the line.
@@ -324,10 +324,10 @@ func findTag(line string) (Kind, int) {
 type reader struct {
 	rec Record
 	// per-unit lists as given, merged in finishTurn
-	gaps    []UnitReading
-	broke   []UnitReading
-	perUnit []int
-	seen    uint64 // a bit per once-only key given (onceBit)
+	gaps        []UnitReading
+	brokenUnits []UnitReading
+	perUnit     []int
+	seen        uint64 // a bit per once-only key given (onceBit)
 	// btKey and uptimeKey: bt= and uptime= were given (the canonical
 	// spelling, which prints zeros for what the SDK was not given).
 	btKey, uptimeKey bool
@@ -781,8 +781,8 @@ func (r *reader) gapList(v string) *fault {
 	return nil
 }
 
-// brokeList reads index:underruns/silent/cushion@take,…
-func (r *reader) brokeList(v string) *fault {
+// brokenUnitList reads index:underruns/silent/cushion@take,…
+func (r *reader) brokenUnitList(v string) *fault {
 	if v == "-" {
 		r.set(FBroke)
 		return nil
@@ -790,7 +790,7 @@ func (r *reader) brokeList(v string) *fault {
 	if _, f := units(v); f != nil {
 		return f
 	}
-	broke := r.broke[:0]
+	underran := r.brokenUnits[:0]
 	for p := range strings.SplitSeq(v, ",") {
 		idx, rest, ok := strings.Cut(p, ":")
 		body, take, ok2 := strings.Cut(rest, "@")
@@ -815,15 +815,15 @@ func (r *reader) brokeList(v string) *fault {
 		if !ok {
 			return badValue(fmt.Sprintf("unit %d's cushion %q is not seconds", i, clip(cushionS)))
 		}
-		for _, o := range broke {
+		for _, o := range underran {
 			if o.Index == i {
 				return &fault{reason: ReasonDuplicate, problem: fmt.Sprintf("names unit %d twice", i)}
 			}
 		}
-		broke = append(broke, UnitReading{Index: i, Underruns: n, HasUnderruns: true, Silent: silent, Cushion: cushion,
-			HasBroke: true, TakeID: undash(take)})
+		underran = append(underran, UnitReading{Index: i, Underruns: n, HasUnderruns: true, Silent: silent, Cushion: cushion,
+			HasBrokenUnit: true, TakeID: undash(take)})
 	}
-	r.broke = broke
+	r.brokenUnits = underran
 	r.set(FBroke)
 	return nil
 }
@@ -911,7 +911,7 @@ func (r *reader) finishTurn() {
 		n = t.DeclaredUnits
 	}
 	listed := t.DeclaredUnits >= 0 || has(FGaps) || has(FUnitUnderruns)
-	for _, b := range r.broke {
+	for _, b := range r.brokenUnits {
 		if b.Index > n {
 			if listed {
 				r.inconsistent("broke names unit %d of %d", b.Index, n)
@@ -939,7 +939,7 @@ func (r *reader) finishTurn() {
 			units[i].HasUnderruns = true
 		}
 	}
-	for _, b := range r.broke {
+	for _, b := range r.brokenUnits {
 		if b.Index > n {
 			continue // refused above
 		}
@@ -948,7 +948,7 @@ func (r *reader) finishTurn() {
 			r.inconsistent("unit %d: underruns says %d, broke %d", b.Index, u.Underruns, b.Underruns)
 		}
 		u.Underruns, u.HasUnderruns = b.Underruns, true
-		u.Silent, u.Cushion, u.TakeID, u.HasBroke = b.Silent, b.Cushion, b.TakeID, true
+		u.Silent, u.Cushion, u.TakeID, u.HasBrokenUnit = b.Silent, b.Cushion, b.TakeID, true
 	}
 	sum, silent := 0, 0.0
 	for _, u := range units {
@@ -958,7 +958,7 @@ func (r *reader) finishTurn() {
 	if has(FUnderruns) && known && sum != t.Underruns {
 		r.inconsistent("underruns=%d but the units add up to %d", t.Underruns, sum)
 	}
-	if has(FSilent) && has(FBroke) && math.Abs(silent-t.Silent) > 0.005*float64(len(r.broke)+1) {
+	if has(FSilent) && has(FBroke) && math.Abs(silent-t.Silent) > 0.005*float64(len(r.brokenUnits)+1) {
 		r.inconsistent("silent=%.2f but broke adds up to %.2f", t.Silent, silent)
 	}
 	t.Units = units

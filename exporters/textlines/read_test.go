@@ -47,7 +47,7 @@ func TestReadCanonicalRoundTrip(t *testing.T) {
 			wantUnits := []UnitReading{
 				{Index: 1, Gap: 0.12, HasGap: true, HasUnderruns: true},
 				{Index: 2, TakeID: "t2", Gap: 0.56, Lead: -0.3, HasGap: true, HasLead: true, Underruns: 2, HasUnderruns: true,
-					Silent: 1.4, Cushion: 0.5, HasBroke: true},
+					Silent: 1.4, Cushion: 0.5, HasBrokenUnit: true},
 				{Index: 3, Gap: 0.12, HasGap: true, HasUnderruns: true},
 			}
 			if !reflect.DeepEqual(got.Units, wantUnits) {

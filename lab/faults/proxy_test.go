@@ -280,8 +280,8 @@ func TestSmallReplyIsNotStarvedByStreams(t *testing.T) {
 		if got, err := get(t, c, p.URL()+"/hello"); err != nil || got != "hello" {
 			t.Fatalf("hello %d: %q, %v", i, got, err)
 		}
-		if passed := p.Stats().BytesDown - before; passed > limit {
-			t.Errorf("hello %d waited while %d bytes of the streams passed; want at most %d (about one chunk of each stream)", i, passed, limit)
+		if streamed := p.Stats().BytesDown - before; streamed > limit {
+			t.Errorf("hello %d waited while %d bytes of the streams passed; want at most %d (about one chunk of each stream)", i, streamed, limit)
 		}
 	}
 }

@@ -723,13 +723,13 @@ func (p *Phone) play(ctx context.Context, clk clock, turn *instr.Turn, plan Plan
 // earbuds drop out (the route falls back to the speaker), 0.4 s later they
 // are back, and the listener marks the stutter she heard.
 func (p *Phone) routeFlap(ctx context.Context, clk clock, turn *instr.Turn, res player.Result, readingStart float64, rep *Report) {
-	away := res.Start + math.Min(1, (res.End-res.Start)/3)
-	back := away + 0.4
-	_ = clk.sleepUntil(ctx, away)
-	turn.RouteChange(away-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
+	leftEarbuds := res.Start + math.Min(1, (res.End-res.Start)/3)
+	backOnEarbuds := leftEarbuds + 0.4
+	_ = clk.sleepUntil(ctx, leftEarbuds)
+	turn.RouteChange(leftEarbuds-readingStart, semconv.RouteReasonOldDevice, []string{semconv.PortBuiltinSpeaker})
 	rep.RouteChanges++
-	_ = clk.sleepUntil(ctx, back)
-	turn.RouteChange(back-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs)
+	_ = clk.sleepUntil(ctx, backOnEarbuds)
+	turn.RouteChange(backOnEarbuds-readingStart, semconv.RouteReasonNewDevice, p.cfg.Route.Outputs)
 	rep.RouteChanges++
 	turn.MarkStutter()
 	rep.Stutter = true
