@@ -176,6 +176,7 @@ func TestUpStopsAllThreeInOrder(t *testing.T) {
 		t.Skip("starts percause up")
 	}
 	testenv.RequirePrometheus(t)
+	testenv.RequireAlertmanager(t)
 	u := startUp(t, nil)
 	out := u.proc.Output()
 	for _, want := range []string{
@@ -234,6 +235,7 @@ func TestUpStopsTheOthersWhenOneDies(t *testing.T) {
 		t.Skip("starts percause up")
 	}
 	testenv.RequirePrometheus(t)
+	testenv.RequireAlertmanager(t)
 	u := startUp(t, nil)
 	victim := u.pids["prometheus"]
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
@@ -432,6 +434,7 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 		t.Skip("end to end: percause up, the lab")
 	}
 	testenv.RequirePrometheus(t)
+	testenv.RequireAlertmanager(t)
 	recv := newReceiver(t)
 	u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_ALERT_WINDOW": "30s"})
 	if !strings.Contains(u.proc.Output(), "notifications  to "+recv.URL+"/… (PERCAUSE_NOTIFY_URL, ntfy format)") {

@@ -37,6 +37,14 @@ func RequirePrometheus(tb testing.TB) {
 	}
 }
 
+// RequireAlertmanager skips tb when Alertmanager is not installed.
+func RequireAlertmanager(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat(AlertmanagerBin); err != nil {
+		tb.Skipf("%s not installed (apt-get install prometheus-alertmanager; CI installs it): %v", AlertmanagerBin, err)
+	}
+}
+
 // Prometheus is a real Prometheus server started for a test on a free
 // loopback port with a temporary storage path.
 type Prometheus struct {
@@ -276,9 +284,7 @@ type Alertmanager struct {
 // nowhere; a test reads alerts from its API.
 func StartAlertmanager(tb testing.TB) *Alertmanager {
 	tb.Helper()
-	if _, err := os.Stat(AlertmanagerBin); err != nil {
-		tb.Skipf("%s not installed (apt-get install prometheus-alertmanager): %v", AlertmanagerBin, err)
-	}
+	RequireAlertmanager(tb)
 	dir := tb.TempDir()
 	cfgPath := filepath.Join(dir, "alertmanager.yml")
 	cfg := "route:\n  receiver: test\n  group_wait: 0s\nreceivers:\n  - name: test\n"
