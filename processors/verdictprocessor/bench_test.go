@@ -270,7 +270,19 @@ func BenchmarkCollectorPipeline(b *testing.B) {
 // BenchmarkProcessTraces is the processor alone on the same requests: its
 // own cost per span.
 func BenchmarkProcessTraces(b *testing.B) {
+	benchmarkProcessTraces(b, createDefaultConfig().(*Config))
+}
+
+// BenchmarkProcessTracesWithoutLaunches is BenchmarkProcessTraces with
+// launch memory off (launches.max 0): the processor's layers alone, to set
+// beside a build from before launch memory.
+func BenchmarkProcessTracesWithoutLaunches(b *testing.B) {
 	cfg := createDefaultConfig().(*Config)
+	cfg.Launches.Max = 0
+	benchmarkProcessTraces(b, cfg)
+}
+
+func benchmarkProcessTraces(b *testing.B, cfg *Config) {
 	h := newHarness(b, cfg)
 	h.p.next = consumertest.NewNop() // the harness's sink would keep every batch
 	body, offs := requestBytes(b)
