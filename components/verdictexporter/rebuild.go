@@ -90,21 +90,21 @@ type rebuildStats struct {
 // span IDs written last and, for the page, the newest keep.turns turns and
 // keep.link_changes link status changes within keep.age.
 type rebuilder struct {
-	page    bool
-	recent  int
-	cutoff  pcommon.Timestamp // now - keep.age
-	lag     pcommon.Timestamp
-	ids     []pcommon.SpanID // newest first
-	turns   newest[keptTurn]
-	links   newest[keptLink]
-	has     map[string]bool
-	bytesSkipped  int // bytes passed over since the last line decoded
-	bytes   int64
-	stats   rebuildStats
-	un      ptrace.JSONUnmarshaler
-	aged    bool // a line decided before cutoff was read: nothing older is wanted
-	turnsIn bool // the turns wanted are all read
-	linksIn bool
+	page         bool
+	recent       int
+	cutoff       pcommon.Timestamp // now - keep.age
+	lag          pcommon.Timestamp
+	ids          []pcommon.SpanID // newest first
+	turns        newest[keptTurn]
+	links        newest[keptLink]
+	has          map[string]bool
+	bytesSkipped int // bytes passed over since the last line decoded
+	bytes        int64
+	stats        rebuildStats
+	un           ptrace.JSONUnmarshaler
+	aged         bool // a line decided before cutoff was read: nothing older is wanted
+	turnsIn      bool // the turns wanted are all read
+	linksIn      bool
 }
 
 func newRebuilder(page bool, keep KeepConfig, recent int, now time.Time) *rebuilder {

@@ -71,12 +71,12 @@ type Stats struct {
 }
 
 type entry struct {
-	seq   uint64
-	kind  string
-	name  string
-	size  int64
-	inFly bool
-	thisLaunch  bool // written by this Spool (this launch), not left by an earlier one
+	seq        uint64
+	kind       string
+	name       string
+	size       int64
+	inFly      bool
+	thisLaunch bool // written by this Spool (this launch), not left by an earlier one
 }
 
 // Spool is a bounded disk spool with a sending goroutine.
