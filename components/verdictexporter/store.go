@@ -1,7 +1,6 @@
 package verdictexporter
 
 import (
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -222,21 +221,39 @@ func (p *pageStore) turn(trace string) (t dayreport.Turn, links []dayreport.Link
 // cause but no turn the installation's latest kept turn that implicated
 // the cause: the rules group by installation, so the turn that moved is
 // known only here. An alert no kept turn matches keeps its link to the
-// installation's turns.
+// installation's turns. One pass over the kept turns, newest first, ends
+// once every installation and cause asked for is found, however many
+// alerts Alertmanager lists.
 func (p *pageStore) linkAlertsToTurns(alerts []verdictpage.Alert) {
+	type wanted struct{ installation, cause string }
+	trace := map[wanted]string{}
+	for _, a := range alerts {
+		if a.Trace == "" && a.Installation != "" && a.Cause != "" {
+			trace[wanted{a.Installation, a.Cause}] = ""
+		}
+	}
+	if len(trace) == 0 {
+		return
+	}
 	p.mu.RLock()
-	defer p.mu.RUnlock()
-	for i := range alerts {
-		a := &alerts[i]
-		if a.Trace != "" || a.Installation == "" || a.Cause == "" {
+	left := len(trace)
+	for j := len(p.turns) - 1; j >= 0 && left > 0; j-- {
+		t := &p.turns[j].turn
+		if !verdictpage.TraceID(t.Trace) {
 			continue
 		}
-		for j := len(p.turns) - 1; j >= 0; j-- {
-			t := &p.turns[j].turn
-			if t.Installation == a.Installation && slices.Contains(t.Causes, a.Cause) && verdictpage.TraceID(t.Trace) {
-				a.Trace = t.Trace
-				break
+		for _, c := range t.Causes {
+			w := wanted{t.Installation, c}
+			if tr, ok := trace[w]; ok && tr == "" {
+				trace[w] = t.Trace
+				left--
 			}
+		}
+	}
+	p.mu.RUnlock()
+	for i := range alerts {
+		if a := &alerts[i]; a.Trace == "" {
+			a.Trace = trace[wanted{a.Installation, a.Cause}]
 		}
 	}
 }
