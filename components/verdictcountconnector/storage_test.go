@@ -5,43 +5,24 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
+	"github.com/percause/percause/internal/testsupport/storagetest"
 )
 
 // storageHost is a host with one storage extension.
-type storageHost struct {
-	component.Host
-	id  component.ID
-	ext component.Component
-}
-
-func (h *storageHost) GetExtensions() map[component.ID]component.Component {
-	return map[component.ID]component.Component{h.id: h.ext}
-}
+type storageHost = storagetest.Host
 
 func fileStorageHost(t *testing.T, dir string) *storageHost {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Shutdown(context.Background()) })
-	return &storageHost{Host: componenttest.NewNopHost(), id: component.NewID(f.Type()), ext: ext}
+	h := storagetest.FileStorage(t, dir)
+	t.Cleanup(func() { _ = h.Ext.Shutdown(context.Background()) })
+	return h
 }
 
 func startedCounter(t *testing.T, host component.Host, storageID *component.ID, sink *consumertest.MetricsSink) *counter {
@@ -89,7 +70,7 @@ func TestCountedVerdictsSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	host := fileStorageHost(t, dir)
 	sink := new(consumertest.MetricsSink)
-	c := startedCounter(t, host, &host.id, sink)
+	c := startedCounter(t, host, &host.ID, sink)
 	batches := verdictBatches(t)
 	// The golden batches share verdict span IDs between cases: the unique
 	// ones are what counts.
@@ -116,7 +97,7 @@ func TestCountedVerdictsSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink2 := new(consumertest.MetricsSink)
-	c2 := startedCounter(t, host, &host.id, sink2)
+	c2 := startedCounter(t, host, &host.ID, sink2)
 	defer func() { _ = c2.Shutdown(context.Background()) }()
 	for _, td := range batches {
 		if err := c2.ConsumeTraces(context.Background(), td); err != nil {
@@ -165,7 +146,7 @@ func TestCountsGoOnOnlyOnceStored(t *testing.T) {
 	inner := fileStorageHost(t, t.TempDir())
 	fail := true
 	id := component.MustNewID("failing")
-	host := &storageHost{Host: componenttest.NewNopHost(), id: id, ext: &failingStorage{inner: inner.ext.(storage.Extension), fail: &fail}}
+	host := &storageHost{Host: componenttest.NewNopHost(), ID: id, Ext: &failingStorage{inner: inner.Ext.(storage.Extension), fail: &fail}}
 	sink := new(consumertest.MetricsSink)
 	c := startedCounter(t, host, &id, sink)
 	defer func() { _ = c.Shutdown(context.Background()) }()

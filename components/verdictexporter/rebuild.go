@@ -210,13 +210,7 @@ func (r *rebuilder) offerTurn(res pcommon.Resource, s ptrace.Span) {
 	if t.Start < r.cutoff {
 		return
 	}
-	k := &keptTurn{key, t}
-	if out := r.turns.offer(k); out != k {
-		r.has[key] = true
-		if out != nil {
-			delete(r.has, out.key)
-		}
-	}
+	keepNewest(r.has, &r.turns, &keptTurn{key, t})
 }
 
 func (r *rebuilder) offerLink(res pcommon.Resource, s ptrace.Span) {
@@ -228,12 +222,25 @@ func (r *rebuilder) offerLink(res pcommon.Resource, s ptrace.Span) {
 	if l.Time < r.cutoff {
 		return
 	}
-	k := &keptLink{key, l}
-	if out := r.links.offer(k); out != k {
-		r.has[key] = true
-		if out != nil {
-			delete(r.has, out.key)
-		}
+	keepNewest(r.has, &r.links, &keptLink{key, l})
+}
+
+// keyed is a kept item that knows its store key.
+type keyed[T any] interface {
+	*T
+	storeKey() string
+}
+
+// keepNewest offers k to n and keeps has in step with what n holds: k's
+// key once n keeps it, and no longer the key of the item it let go.
+func keepNewest[T any, P keyed[T]](has map[string]bool, n *newest[T], k P) {
+	out := P(n.offer(k))
+	if out == k {
+		return
+	}
+	has[k.storeKey()] = true
+	if out != nil {
+		delete(has, out.storeKey())
 	}
 }
 

@@ -43,6 +43,9 @@ type keptLink struct {
 	link dayreport.LinkChange
 }
 
+func (k *keptTurn) storeKey() string { return k.key }
+func (k *keptLink) storeKey() string { return k.key }
+
 // pageStore holds what the page shows. Writers (ConsumeTraces, Start) are
 // serialised by the exporter; the page reads a snapshot.
 type pageStore struct {

@@ -85,7 +85,7 @@ func TestEvictedTraceStaysStoredUntilItsVerdictIsAccepted(t *testing.T) {
 	host := newStorageHost(t, dir)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Emit = EmitVerdicts
-	cfg.Storage = &host.id
+	cfg.Storage = &host.ID
 	cfg.MaxPending = 2
 	h := newHarness(t, cfg)
 	g := newHeldGate(h.sink)
@@ -141,7 +141,7 @@ func TestEvictedTraceStaysStoredUntilItsVerdictIsAccepted(t *testing.T) {
 	copyDir(t, dir, crash)
 	host2 := newStorageHost(t, crash)
 	cfg2 := *cfg
-	cfg2.Storage = &host2.id
+	cfg2.Storage = &host2.ID
 	h2 := newHarness(t, &cfg2)
 	if err := h2.p.Start(context.Background(), host2); err != nil {
 		t.Fatal(err)

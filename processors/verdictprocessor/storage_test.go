@@ -6,40 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
-
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/testsupport/storagetest"
 	"github.com/percause/percause/verdict"
 )
 
 // storageHost is a host with one file_storage extension on a folder.
-type storageHost struct {
-	component.Host
-	id  component.ID
-	ext component.Component
-}
+type storageHost = storagetest.Host
 
-func (h *storageHost) GetExtensions() map[component.ID]component.Component {
-	return map[component.ID]component.Component{h.id: h.ext}
-}
-
-func newStorageHost(t *testing.T, dir string) *storageHost {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	return &storageHost{Host: componenttest.NewNopHost(), id: component.NewID(f.Type()), ext: ext}
-}
+func newStorageHost(t *testing.T, dir string) *storageHost { return storagetest.FileStorage(t, dir) }
 
 // storedHarness is a started harness whose processor keeps its state in
 // file_storage under dir.
@@ -48,7 +23,7 @@ func storedHarness(t *testing.T, dir string, emit string) (*harness, *storageHos
 	host := newStorageHost(t, dir)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Emit = emit
-	cfg.Storage = &host.id
+	cfg.Storage = &host.ID
 	h := newHarness(t, cfg)
 	if err := h.p.Start(context.Background(), host); err != nil {
 		t.Fatal(err)
@@ -61,7 +36,7 @@ func (h *harness) stop(host *storageHost) {
 	if err := h.p.Shutdown(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := host.ext.Shutdown(context.Background()); err != nil {
+	if err := host.Ext.Shutdown(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -163,7 +138,7 @@ func TestStoredRingResized(t *testing.T) {
 
 	host2 := newStorageHost(t, dir)
 	cfg := createDefaultConfig().(*Config)
-	cfg.Storage = &host2.id
+	cfg.Storage = &host2.ID
 	cfg.DecidedCacheSize = 70
 	h2 := newHarness(t, cfg)
 	if err := h2.p.Start(context.Background(), host2); err != nil {
@@ -230,7 +205,7 @@ func TestRestoredSurplusDecidedOldestFirst(t *testing.T) {
 	host2 := newStorageHost(t, dir)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Emit = EmitVerdicts
-	cfg.Storage = &host2.id
+	cfg.Storage = &host2.ID
 	cfg.MaxPending = 2
 	h2 := newHarness(t, cfg)
 	if err := h2.p.Start(context.Background(), host2); err != nil {
