@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -269,15 +270,27 @@ func readEvents(r *Record, evs ptrace.SpanEventSlice) {
 
 // Each calls fn for every percause.verdict span of td, with its resource.
 func Each(td ptrace.Traces, fn func(res pcommon.Resource, s ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if s := spans.At(k); s.Name() == semconv.SpanVerdict {
-					fn(rs.Resource(), s)
+	for res, s := range Spans(td) {
+		if s.Name() == semconv.SpanVerdict {
+			fn(res, s)
+		}
+	}
+}
+
+// Spans yields every span of td with its resource, in order: what each
+// reader of a batch or a verdict file's line walks.
+func Spans(td ptrace.Traces) iter.Seq2[pcommon.Resource, ptrace.Span] {
+	return func(yield func(pcommon.Resource, ptrace.Span) bool) {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			rs := rss.At(i)
+			sss := rs.ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					if !yield(rs.Resource(), spans.At(k)) {
+						return
+					}
 				}
 			}
 		}

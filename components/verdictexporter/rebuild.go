@@ -17,6 +17,7 @@ import (
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/page/dayreport"
+	"github.com/percause/percause/verdict"
 )
 
 // What the start reads of the verdict file.
@@ -145,27 +146,18 @@ func (r *rebuilder) take(line []byte, size int) {
 		return
 	}
 	var decided pcommon.Timestamp
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		res := rss.At(i).Resource()
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				s := spans.At(k)
-				switch s.Name() {
-				case semconv.SpanVerdict:
-					decided = max(decided, s.EndTimestamp())
-					r.remember(s.SpanID())
-					if r.page {
-						r.offerTurn(res, s)
-					}
-				case semconv.SpanLinkStatus:
-					r.remember(s.SpanID())
-					if r.page {
-						r.offerLink(res, s)
-					}
-				}
+	for res, s := range verdict.Spans(td) {
+		switch s.Name() {
+		case semconv.SpanVerdict:
+			decided = max(decided, s.EndTimestamp())
+			r.remember(s.SpanID())
+			if r.page {
+				r.offerTurn(res, s)
+			}
+		case semconv.SpanLinkStatus:
+			r.remember(s.SpanID())
+			if r.page {
+				r.offerLink(res, s)
 			}
 		}
 	}

@@ -59,28 +59,19 @@ func putObservations(o *observations) {
 // read extracts the readings of the spans the rules read. Other spans
 // (HTTP calls, …) cost one name comparison.
 func (o *observations) read(td ptrace.Traces) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				switch span.Name() {
-				case semconv.SpanVoiceTurn:
-					o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurn(rs.Resource(), span)})
-				case semconv.SpanVoiceUnit:
-					o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, unit: verdict.ReadUnit(span)})
-				case semconv.SpanTTSTake:
-					t, ok := verdict.ReadTake(span)
-					kind := obsTake
-					if !ok {
-						kind = obsTakeWithoutID // counted under the lock with the rest
-					}
-					o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, take: t})
-				}
+	for res, span := range verdict.Spans(td) {
+		switch span.Name() {
+		case semconv.SpanVoiceTurn:
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurn(res, span)})
+		case semconv.SpanVoiceUnit:
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, unit: verdict.ReadUnit(span)})
+		case semconv.SpanTTSTake:
+			t, ok := verdict.ReadTake(span)
+			kind := obsTake
+			if !ok {
+				kind = obsTakeWithoutID // counted under the lock with the rest
 			}
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, take: t})
 		}
 	}
 }

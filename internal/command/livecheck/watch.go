@@ -10,6 +10,7 @@ import (
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/leaf/follow"
+	"github.com/percause/percause/verdict"
 )
 
 // maxTraces bounds the traces a Watcher holds before their verdict.
@@ -74,28 +75,19 @@ func (w *Watcher) Refresh() ([]Report, error) {
 			return
 		}
 		var verdicts []string
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			rs := rss.At(i)
-			sss := rs.ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					s := spans.At(k)
-					id := s.TraceID().String()
-					if w.reported[id] {
-						late[id] = append(late[id], Span{rs.Resource(), s})
-						continue
-					}
-					if _, ok := w.traces[id]; !ok {
-						w.order = append(w.order, id)
-						w.firstSeen[id] = now
-					}
-					w.traces[id] = append(w.traces[id], Span{rs.Resource(), s})
-					if s.Name() == semconv.SpanVerdict {
-						verdicts = append(verdicts, id)
-					}
-				}
+		for res, s := range verdict.Spans(td) {
+			id := s.TraceID().String()
+			if w.reported[id] {
+				late[id] = append(late[id], Span{res, s})
+				continue
+			}
+			if _, ok := w.traces[id]; !ok {
+				w.order = append(w.order, id)
+				w.firstSeen[id] = now
+			}
+			w.traces[id] = append(w.traces[id], Span{res, s})
+			if s.Name() == semconv.SpanVerdict {
+				verdicts = append(verdicts, id)
 			}
 		}
 		for _, id := range verdicts {

@@ -119,30 +119,21 @@ func turnsOf(line []byte) []Turn {
 		return nil
 	}
 	var out []Turn
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		inst := attr(rss.At(i).Resource().Attributes(), semconv.AppInstallationID)
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				s := spans.At(k)
-				if s.Name() != semconv.SpanVerdict || s.TraceID().IsEmpty() {
-					continue // a turn without its trace ID has no page to link
-				}
-				a := s.Attributes()
-				r := verdict.FromSpan(rss.At(i).Resource(), s)
-				t := Turn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
-					Installation: inst, Link: attr(a, semconv.NetworkConnectionType)}
-				if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt {
-					t.Ended = time.Unix(0, v.Int())
-				}
-				t.PoolAfter, t.HasPool = intAttr(a, semconv.PoolResets)
-				t.PoolBefore, t.HasPoolBefore = intAttr(a, semconv.PoolResetsBefore)
-				out = append(out, t)
-			}
+	verdict.Each(td, func(res pcommon.Resource, s ptrace.Span) {
+		if s.TraceID().IsEmpty() {
+			return // a turn without its trace ID has no page to link
 		}
-	}
+		a := s.Attributes()
+		r := verdict.FromSpan(res, s)
+		t := Turn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
+			Installation: attr(res.Attributes(), semconv.AppInstallationID), Link: attr(a, semconv.NetworkConnectionType)}
+		if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt {
+			t.Ended = time.Unix(0, v.Int())
+		}
+		t.PoolAfter, t.HasPool = intAttr(a, semconv.PoolResets)
+		t.PoolBefore, t.HasPoolBefore = intAttr(a, semconv.PoolResetsBefore)
+		out = append(out, t)
+	})
 	return out
 }
 

@@ -125,27 +125,18 @@ func Read(r io.Reader) (*Day, error) {
 			day.Broken++
 			continue
 		}
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			res := rss.At(i).Resource()
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					s := spans.At(k)
-					switch s.Name() {
-					case semconv.SpanVoiceTurn:
-						t := get(s.TraceID().String())
-						readTurn(t, s)
-						readResource(t, res)
-					case semconv.SpanVerdict:
-						t := get(s.TraceID().String())
-						r := verdict.FromSpan(res, s)
-						t.readRecord(&r)
-					case semconv.SpanLinkStatus:
-						day.Links = append(day.Links, LinkFromSpan(res, s))
-					}
-				}
+		for res, s := range verdict.Spans(td) {
+			switch s.Name() {
+			case semconv.SpanVoiceTurn:
+				t := get(s.TraceID().String())
+				readTurn(t, s)
+				readResource(t, res)
+			case semconv.SpanVerdict:
+				t := get(s.TraceID().String())
+				r := verdict.FromSpan(res, s)
+				t.readRecord(&r)
+			case semconv.SpanLinkStatus:
+				day.Links = append(day.Links, LinkFromSpan(res, s))
 			}
 		}
 	}
