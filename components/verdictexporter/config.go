@@ -3,9 +3,7 @@ package verdictexporter
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -14,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/loopback"
 	"github.com/percause/percause/internal/page/verdictpage"
 )
 
@@ -160,7 +159,7 @@ func (c *Config) Validate() error {
 	switch {
 	case sc.NetAddr.Endpoint == "":
 		errs = errors.Join(errs, ErrNoEndpoint)
-	case !sc.Auth.HasValue() && !loopback(sc.NetAddr):
+	case !sc.Auth.HasValue() && !loopback.Addr(sc.NetAddr):
 		errs = errors.Join(errs, fmt.Errorf("%w (http.endpoint is %s)", ErrExposedWithoutToken, sc.NetAddr.Endpoint))
 	}
 	if c.Keep.Age <= 0 || c.Keep.Turns <= 0 || c.Keep.LinkChanges <= 0 {
@@ -182,22 +181,4 @@ func alertmanagerURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Hostname() != "" &&
 		u.User == nil && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery
-}
-
-// loopback reports whether an endpoint is reachable from this machine
-// only: a loopback address or localhost over TCP, or a Unix socket. An
-// empty host (":9465") listens on every interface.
-func loopback(a confignet.AddrConfig) bool {
-	if a.Transport == confignet.TransportTypeUnix || a.Transport == confignet.TransportTypeUnixgram {
-		return true
-	}
-	host, _, err := net.SplitHostPort(a.Endpoint)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Split(host, "%")[0])
-	return ip != nil && ip.IsLoopback()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	verdictexporter "github.com/percause/percause/components/verdictexporter"
+	"github.com/percause/percause/internal/leaf/loopback"
 )
 
 // EnvAllowUnauthenticated lists, comma-separated, the components whose
@@ -178,7 +178,7 @@ func serverListener(id component.ID, setting string, sc *confighttp.ServerConfig
 
 func newListener(kind string, id component.ID, setting string, addr confignet.AddrConfig, auth bool, carries string, optOut bool) listener {
 	return listener{component: kind + "::" + id.String(), id: id, setting: setting, endpoint: addr.Endpoint,
-		carries: carries, optOut: optOut, auth: auth, loopback: onLoopback(addr)}
+		carries: carries, optOut: optOut, auth: auth, loopback: loopback.Addr(addr)}
 }
 
 func decode(conf *confmap.Conf, key string, cfg any) bool {
@@ -212,22 +212,4 @@ func inPipelines(conf *confmap.Conf) (receivers, exporters []component.ID) {
 		exporters = add(exporters, p["exporters"])
 	}
 	return receivers, exporters
-}
-
-// onLoopback reports whether an address is reachable from this machine
-// only: a loopback address or localhost over TCP, or a Unix socket. An
-// empty host (":4318") listens on every interface.
-func onLoopback(a confignet.AddrConfig) bool {
-	if a.Transport == confignet.TransportTypeUnix || a.Transport == confignet.TransportTypeUnixgram {
-		return true
-	}
-	host, _, err := net.SplitHostPort(a.Endpoint)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Split(host, "%")[0])
-	return ip != nil && ip.IsLoopback()
 }

@@ -12,6 +12,7 @@ import (
 
 	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/internal/leaf/loopback"
 )
 
 // Environment variables `percause up` reads besides the collector's own
@@ -195,7 +196,7 @@ func (c Config) Validate() error {
 		host, _, err := hostPort(e.addr)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", e.name, err))
-		} else if !isLoopback(host) {
+		} else if !loopback.Host(host) {
 			errs = append(errs, fmt.Errorf("%s=%s: not a loopback address; Prometheus and Alertmanager run without authentication here", e.name, e.addr))
 		}
 	}
@@ -244,14 +245,6 @@ func hostPort(addr string) (host string, port int, err error) {
 		return "", 0, fmt.Errorf("%q: the port must be 1 to 65535", addr)
 	}
 	return h, n, nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func checkHTTPURL(s string) error {
