@@ -2,6 +2,7 @@ package verdictprocessor
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,6 +60,10 @@ func putObservations(o *observations) {
 // read extracts the readings of the spans the rules read. Other spans
 // (HTTP calls, …) cost one name comparison.
 func (o *observations) read(td ptrace.Traces) {
+	// One allocation at most, sized by the batch: a batch processor ahead
+	// hands over thousands of spans, and growing the list by appending
+	// copied it about twice over (each copy scanned by the GC).
+	o.list = slices.Grow(o.list, td.SpanCount())
 	for res, span := range verdict.Spans(td) {
 		switch span.Name() {
 		case semconv.SpanVoiceTurn:
