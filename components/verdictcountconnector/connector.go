@@ -97,6 +97,19 @@ type counter struct {
 	// settled; another delivery of one of them waits for the outcome.
 	counting map[pcommon.SpanID]chan struct{}
 	store    *countedStore // nil without storage
+
+	// handingOn lets one delivery of counts at a time into the counters'
+	// pipeline: the Prometheus exporter adds a delta to its series by
+	// reading the series and storing the sum, with no lock between the two,
+	// so two deliveries to one series at once could lose one of them.
+	handingOn sync.Mutex
+}
+
+// handOn gives counts to the counters' pipeline, one delivery at a time.
+func (c *counter) handOn(ctx context.Context, md pmetric.Metrics) error {
+	c.handingOn.Lock()
+	defer c.handingOn.Unlock()
+	return c.next.ConsumeMetrics(ctx, md)
 }
 
 // Start reads back the verdicts counted before, when storage is
@@ -155,7 +168,7 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if c.store != nil {
 		return c.countStored(ctx, ids, md)
 	}
-	err = c.next.ConsumeMetrics(ctx, md)
+	err = c.handOn(ctx, md)
 	c.settle(ids, err == nil)
 	if err != nil {
 		return err
@@ -189,7 +202,7 @@ func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, md pmet
 		// Stored: from here on they count. The counters' pipeline never
 		// refuses (a resource processor, the Prometheus exporter); if it
 		// does, the counts are lost, and said so.
-		if err := c.next.ConsumeMetrics(context.WithoutCancel(ctx), md); err != nil {
+		if err := c.handOn(context.WithoutCancel(ctx), md); err != nil {
 			c.logger.Error("verdict count connector: counts stored but refused downstream", zap.Int("verdicts", len(ids)), zap.Error(err))
 		}
 		c.settle(ids, true)
