@@ -57,7 +57,9 @@ func TestEveryCountReachesPrometheus(t *testing.T) {
 			for i := range each {
 				td := ptrace.NewTraces()
 				one.CopyTo(td)
-				verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) { s.SetSpanID(pcommon.SpanID{byte(g), 1, 2, 3, byte(i >> 8), byte(i)}) })
+				verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) {
+					s.SetSpanID(pcommon.SpanID{byte(g), 1, 2, 3, byte(i >> 8), byte(i)})
+				})
 				if err := c.ConsumeTraces(context.Background(), td); err != nil {
 					t.Error(err)
 					return
