@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
@@ -35,8 +36,19 @@ const (
 // DefaultRecent is how many counted verdict span IDs are remembered.
 const DefaultRecent = 100000
 
+// DefaultFlushInterval is how long the counts of stored verdicts wait to be
+// handed on together (handon.go says why they wait).
+const DefaultFlushInterval = 100 * time.Millisecond
+
 // ErrRecentNotPositive is the configuration error for recent.
 var ErrRecentNotPositive = errors.New("recent must be positive")
+
+// ErrFlushIntervalNegative is the configuration error for flush_interval.
+var ErrFlushIntervalNegative = errors.New("flush_interval must not be negative")
+
+// ErrResourceAttributeEmpty is the configuration error for an empty name in
+// resource_attributes.
+var ErrResourceAttributeEmpty = errors.New("resource_attributes names an empty attribute")
 
 // Config is the connector's configuration.
 type Config struct {
@@ -48,16 +60,35 @@ type Config struct {
 	// shared_storage the IDs join the verdict processor's commit; with
 	// another extension (file_storage) each delivery commits on its own.
 	Storage *component.ID `mapstructure:"storage"`
+	// FlushInterval is how long, with storage, the counts of stored
+	// verdicts wait to be handed on in one delivery with the others stored
+	// meanwhile; 0 hands each commit's counts on at once. Without storage
+	// each delivery's counts go on at once: whether they were accepted
+	// decides whether its verdicts are counted.
+	FlushInterval time.Duration `mapstructure:"flush_interval"`
+	// ResourceAttributes are the verdict resource's attributes the counts
+	// keep on their resource (empty: all of them, as the count connector
+	// does). Counts whose kept attributes agree share a resource, so the
+	// counts of many launches go on under one.
+	ResourceAttributes []string `mapstructure:"resource_attributes"`
 }
 
 var _ component.Config = (*Config)(nil)
 
-func createDefaultConfig() component.Config { return &Config{Recent: DefaultRecent} }
+func createDefaultConfig() component.Config {
+	return &Config{Recent: DefaultRecent, FlushInterval: DefaultFlushInterval}
+}
 
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	if c.Recent <= 0 {
 		return fmt.Errorf("%w: recent is %d", ErrRecentNotPositive, c.Recent)
+	}
+	if c.FlushInterval < 0 {
+		return fmt.Errorf("%w: flush_interval is %s", ErrFlushIntervalNegative, c.FlushInterval)
+	}
+	if slices.Contains(c.ResourceAttributes, "") {
+		return ErrResourceAttributeEmpty
 	}
 	return nil
 }
@@ -77,8 +108,10 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return &counter{cfg: c, id: set.ID, logger: set.Logger, next: next, tel: tel,
-		recent: idring.New[pcommon.SpanID](c.Recent), counting: map[pcommon.SpanID]chan struct{}{}}, nil
+	cn := &counter{cfg: c, id: set.ID, logger: set.Logger, next: next, tel: tel,
+		recent: idring.New[pcommon.SpanID](c.Recent), counting: map[pcommon.SpanID]chan struct{}{}}
+	cn.committed = newCommittedCounts(c.FlushInterval, cn.handOn, set.Logger)
+	return cn, nil
 }
 
 // counter is the connector. Its state is the ring of verdict span IDs
@@ -97,6 +130,8 @@ type counter struct {
 	// settled; another delivery of one of them waits for the outcome.
 	counting map[pcommon.SpanID]chan struct{}
 	store    *countedStore // nil without storage
+	// committed holds the counts of stored verdicts until they go on.
+	committed *committedCounts
 
 	// handingOn lets one delivery of counts at a time into the counters'
 	// pipeline: the Prometheus exporter adds a delta to its series by
@@ -132,8 +167,10 @@ func (c *counter) Start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// Shutdown closes the storage client.
+// Shutdown hands on the counts of stored verdicts that wait, and closes
+// the storage client.
 func (c *counter) Shutdown(ctx context.Context) error {
+	c.committed.stop()
 	if c.store == nil {
 		return nil
 	}
@@ -158,7 +195,7 @@ type point struct {
 // verdict was counted and the claim to count it are one step: a second
 // delivery of a verdict being counted waits for the first's outcome.
 func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	ids, md, dups, err := c.claim(ctx, td)
+	ids, rcs, dups, err := c.claim(ctx, td)
 	if dups > 0 {
 		c.tel.ConnectorVerdictcountDuplicates.Add(ctx, dups)
 	}
@@ -166,7 +203,11 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		return err
 	}
 	if c.store != nil {
-		return c.countStored(ctx, ids, md)
+		return c.countStored(ctx, ids, rcs)
+	}
+	md := pmetric.NewMetrics()
+	for _, rc := range rcs {
+		appendResource(md, c.countsResource(rc.res), rc.points, rc.ts)
 	}
 	err = c.handOn(ctx, md)
 	c.settle(ids, err == nil)
@@ -182,11 +223,18 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 // it counts is remembered. With a shared commit (shared_storage) the IDs
 // join the next commit of the verdict processor, which comes before the
 // request that sent the verdicts is answered, and the counts go on after
-// it; otherwise they are committed here.
-func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, md pmetric.Metrics) error {
+// it; otherwise they are committed here. Stored, the counts wait up to
+// flush_interval to go on with others (handon.go).
+func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, rcs []resourceCounts) error {
 	c.mu.Lock()
 	ops, seq := c.store.opsFor(ids)
 	c.mu.Unlock()
+	// The resources are td's, which the caller may change once this
+	// returns (with a shared commit, before done runs): the counts keep
+	// copies.
+	for i := range rcs {
+		rcs[i].res = c.countsResource(rcs[i].res)
+	}
 	done := func(err error) error {
 		if err != nil {
 			c.mu.Lock()
@@ -202,9 +250,7 @@ func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, md pmet
 		// Stored: from here on they count. The counters' pipeline never
 		// refuses (a resource processor, the Prometheus exporter); if it
 		// does, the counts are lost, and said so.
-		if err := c.handOn(context.WithoutCancel(ctx), md); err != nil {
-			c.logger.Error("verdict count connector: counts stored but refused downstream", zap.Int("verdicts", len(ids)), zap.Error(err))
-		}
+		c.committed.add(rcs)
 		c.settle(ids, true)
 		c.tel.ConnectorVerdictcountVerdicts.Add(context.Background(), int64(len(ids)))
 		return nil
@@ -215,7 +261,7 @@ func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, md pmet
 // claim takes the batch's verdicts not counted and not being counted, and
 // writes their counts. It waits for any verdict of the batch that another
 // delivery is counting.
-func (c *counter) claim(ctx context.Context, td ptrace.Traces) ([]pcommon.SpanID, pmetric.Metrics, int64, error) {
+func (c *counter) claim(ctx context.Context, td ptrace.Traces) ([]pcommon.SpanID, []resourceCounts, int64, error) {
 	for {
 		c.mu.Lock()
 		if wait := c.busyLocked(td); wait != nil {
@@ -224,16 +270,16 @@ func (c *counter) claim(ctx context.Context, td ptrace.Traces) ([]pcommon.SpanID
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return nil, pmetric.Metrics{}, 0, ctx.Err()
+				return nil, nil, 0, ctx.Err()
 			}
 		}
-		ids, md, dups := c.countLocked(td)
+		ids, rcs, dups := c.countLocked(td)
 		done := make(chan struct{})
 		for _, id := range ids {
 			c.counting[id] = done
 		}
 		c.mu.Unlock()
-		return ids, md, dups, nil
+		return ids, rcs, dups, nil
 	}
 }
 
@@ -249,9 +295,10 @@ func (c *counter) busyLocked(td ptrace.Traces) chan struct{} {
 	return wait
 }
 
-// countLocked writes the counts of td's verdicts not counted before.
-func (c *counter) countLocked(td ptrace.Traces) ([]pcommon.SpanID, pmetric.Metrics, int64) {
-	md := pmetric.NewMetrics()
+// countLocked sums the counts of td's verdicts not counted before, by
+// resource (td's own).
+func (c *counter) countLocked(td ptrace.Traces) ([]pcommon.SpanID, []resourceCounts, int64) {
+	var rcs []resourceCounts
 	var ids []pcommon.SpanID
 	var dups int64
 	rss := td.ResourceSpans()
@@ -279,10 +326,10 @@ func (c *counter) countLocked(td ptrace.Traces) ([]pcommon.SpanID, pmetric.Metri
 			}
 		}
 		if len(points) > 0 {
-			appendResource(md, rs.Resource(), points, ts)
+			rcs = append(rcs, resourceCounts{res: rs.Resource(), points: points, ts: ts})
 		}
 	}
-	return ids, md, dups
+	return ids, rcs, dups
 }
 
 // settle ends a claim: the verdicts are counted when the counts were
@@ -298,6 +345,24 @@ func (c *counter) settle(ids []pcommon.SpanID, counted bool) {
 		}
 	}
 	close(done)
+}
+
+// countsResource is a copy of a verdict resource with the attributes the
+// counts keep.
+func (c *counter) countsResource(src pcommon.Resource) pcommon.Resource {
+	res := pcommon.NewResource()
+	if len(c.cfg.ResourceAttributes) == 0 {
+		src.CopyTo(res)
+		return res
+	}
+	attrs := res.Attributes()
+	attrs.EnsureCapacity(len(c.cfg.ResourceAttributes))
+	for _, k := range c.cfg.ResourceAttributes {
+		if v, ok := src.Attributes().Get(k); ok {
+			v.CopyTo(attrs.PutEmpty(k))
+		}
+	}
+	return res
 }
 
 // eventTime is the time of the span's first event (the processor's epoch).

@@ -209,9 +209,25 @@ func TestConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil || cfg.Recent != DefaultRecent {
 		t.Fatalf("default %+v: %v", cfg, err)
 	}
+	if cfg.FlushInterval != DefaultFlushInterval || len(cfg.ResourceAttributes) != 0 {
+		t.Fatalf("default %+v", cfg)
+	}
 	cfg.Recent = 0
 	if err := cfg.Validate(); !errors.Is(err, ErrRecentNotPositive) {
 		t.Fatalf("recent 0: %v", err)
+	}
+	cfg = NewFactory().CreateDefaultConfig().(*Config)
+	cfg.FlushInterval = -time.Millisecond
+	if err := cfg.Validate(); !errors.Is(err, ErrFlushIntervalNegative) {
+		t.Fatalf("flush_interval -1ms: %v", err)
+	}
+	cfg.FlushInterval = 0 // each commit's counts at once
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("flush_interval 0: %v", err)
+	}
+	cfg.ResourceAttributes = []string{"service.name", ""}
+	if err := cfg.Validate(); !errors.Is(err, ErrResourceAttributeEmpty) {
+		t.Fatalf("resource_attributes with an empty name: %v", err)
 	}
 	var _ component.Config = cfg
 }

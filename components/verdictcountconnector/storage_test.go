@@ -3,14 +3,19 @@ package verdictcountconnector
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/components/verdictcountconnector/internal/metadata"
 	"github.com/percause/percause/internal/testsupport/storagetest"
@@ -90,6 +95,7 @@ func TestCountedVerdictsSurviveARestart(t *testing.T) {
 		}
 	}
 	want := int64(len(seen))
+	c.committed.flush()
 	if got := turnsCounted(sink.AllMetrics()); got != want {
 		t.Fatalf("first run counted %d turns, want %d", got, want)
 	}
@@ -104,6 +110,7 @@ func TestCountedVerdictsSurviveARestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	c2.committed.flush()
 	if got := turnsCounted(sink2.AllMetrics()); got != 0 {
 		t.Fatalf("after the restart the same verdicts counted %d turns again, want 0", got)
 	}
@@ -154,6 +161,7 @@ func TestCountsGoOnOnlyOnceStored(t *testing.T) {
 	if err := c.ConsumeTraces(context.Background(), td); err == nil {
 		t.Fatal("a delivery whose counted IDs could not be stored was accepted")
 	}
+	c.committed.flush()
 	if got := turnsCounted(sink.AllMetrics()); got != 0 {
 		t.Fatalf("%d turns counted though their IDs were not stored", got)
 	}
@@ -164,6 +172,7 @@ func TestCountsGoOnOnlyOnceStored(t *testing.T) {
 	if err := c.ConsumeTraces(context.Background(), td); err != nil {
 		t.Fatal(err)
 	}
+	c.committed.flush()
 	if got, want := turnsCounted(sink.AllMetrics()), int64(td.SpanCount()); got != want {
 		t.Fatalf("after storage came back %d turns counted, want %d (once)", got, want)
 	}
@@ -179,6 +188,8 @@ type stagingClient struct {
 func (s *stagingClient) Stage(_ []*storage.Operation, committed func(error)) {
 	s.staged = append(s.staged, committed)
 }
+
+func (s *stagingClient) Close(context.Context) error { return nil }
 
 func (s *stagingClient) commit(err error) {
 	for _, f := range s.staged {
@@ -208,6 +219,7 @@ func TestStagedCountsWaitForTheCommit(t *testing.T) {
 		t.Fatalf("%d turns counted before the commit", got)
 	}
 	sc.commit(errors.New("disk full"))
+	c.committed.flush()
 	if got := turnsCounted(sink.AllMetrics()); got != 0 {
 		t.Fatalf("%d turns counted after a failed commit", got)
 	}
@@ -215,7 +227,168 @@ func TestStagedCountsWaitForTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.commit(nil)
+	c.committed.flush()
 	if got, want := turnsCounted(sink.AllMetrics()), int64(td.SpanCount()); got != want {
 		t.Fatalf("%d turns counted after the commit, want %d", got, want)
+	}
+}
+
+// stagedCounter is a connector whose storage shares its commit, as
+// shared_storage's clients do, with the configuration cfg.
+func stagedCounter(t *testing.T, cfg *Config, next consumer.Metrics) (*counter, *stagingClient) {
+	t.Helper()
+	cc, err := createTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cc.(*counter)
+	sc := &stagingClient{}
+	c.store = &countedStore{client: sc, stage: sc, recent: cfg.Recent, nextSeq: 1}
+	return c, sc
+}
+
+// TestStoredCountsGoOnTogether: the counts of verdicts stored by several
+// commits wait, and go on in one delivery, summed by series: every
+// delivery pays the counters' pipeline's whole way, so a commit of one or
+// two verdicts handed on alone cost more than deciding them. Shutdown
+// hands on what waits, and what is stored after it goes on at once.
+func TestStoredCountsGoOnTogether(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.FlushInterval = time.Hour // the test says when
+	sink := new(consumertest.MetricsSink)
+	c, sc := stagedCounter(t, cfg, sink)
+	batches := verdictBatches(t)
+	var want int64
+	for _, td := range batches {
+		before := c.recent.Len()
+		if err := c.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		sc.commit(nil)
+		want += int64(c.recent.Len() - before)
+	}
+	if want < 2 {
+		t.Fatalf("%d verdicts counted: nothing could go on together, so this test proves nothing", want)
+	}
+	if n := len(sink.AllMetrics()); n != 0 {
+		t.Fatalf("%d deliveries before the interval ended, want 0: the counts of each commit went on alone", n)
+	}
+	c.committed.flush()
+	if n := len(sink.AllMetrics()); n != 1 {
+		t.Fatalf("%d deliveries for %d commits, want 1", n, len(batches))
+	}
+	if got := turnsCounted(sink.AllMetrics()); got != want {
+		t.Fatalf("%d turns in the delivery, want %d", got, want)
+	}
+	// One point per series: a series twice in a delivery would be the
+	// Prometheus exporter's to add, and it keeps only the last.
+	seen := map[string]bool{}
+	for _, p := range points(sink.AllMetrics()) {
+		m := strings.Index(p, " percause.") // the resource's map, then the metric and its [attributes]
+		series := p[:m+strings.Index(p[m:], "]")+1]
+		if seen[series] {
+			t.Fatalf("series %s twice in one delivery", series)
+		}
+		seen[series] = true
+	}
+
+	// With a short interval the counts go on by themselves.
+	cfg2 := createDefaultConfig().(*Config)
+	cfg2.FlushInterval = 10 * time.Millisecond
+	sink2 := new(consumertest.MetricsSink)
+	c2, sc2 := stagedCounter(t, cfg2, sink2)
+	if err := c2.ConsumeTraces(context.Background(), batches[0]); err != nil {
+		t.Fatal(err)
+	}
+	sc2.commit(nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for turnsCounted(sink2.AllMetrics()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := turnsCounted(sink2.AllMetrics()); got != int64(batches[0].SpanCount()) {
+		t.Fatalf("%d turns handed on after the interval, want %d", got, batches[0].SpanCount())
+	}
+
+	// Shutdown hands on what waits; a commit after it goes on at once.
+	cfg3 := createDefaultConfig().(*Config)
+	cfg3.FlushInterval = time.Hour
+	sink3 := new(consumertest.MetricsSink)
+	c3, sc3 := stagedCounter(t, cfg3, sink3)
+	if err := c3.ConsumeTraces(context.Background(), batches[0]); err != nil {
+		t.Fatal(err)
+	}
+	sc3.commit(nil)
+	if err := c3.ConsumeTraces(context.Background(), batches[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := c3.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := turnsCounted(sink3.AllMetrics()); got != int64(batches[0].SpanCount()) {
+		t.Fatalf("%d turns handed on at shutdown, want %d", got, batches[0].SpanCount())
+	}
+	sc3.commit(nil) // the processor's last commit, after the connector's shutdown
+	if got, want := turnsCounted(sink3.AllMetrics()), c3.recent.Len(); got != int64(want) {
+		t.Fatalf("%d turns handed on after a commit past shutdown, want %d", got, want)
+	}
+}
+
+// TestCountsKeepTheirResourceAttributes: with resource_attributes, the
+// counts of verdicts from different launches go on under one resource
+// holding only the attributes named (the launch is no label); without it,
+// each keeps its verdict's resource, as the count connector does.
+func TestCountsKeepTheirResourceAttributes(t *testing.T) {
+	launch := func(id string) ptrace.Traces {
+		td := ptrace.NewTraces()
+		verdictBatches(t)[0].CopyTo(td)
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			attrs := rss.At(i).Resource().Attributes()
+			attrs.PutStr("service.instance.id", id)
+			attrs.PutStr("service.name", "pippa-phone")
+			spans := rss.At(i).ScopeSpans().At(0).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sid := spans.At(k).SpanID()
+				sid[0] = id[len(id)-1] // another verdict
+				spans.At(k).SetSpanID(sid)
+			}
+		}
+		return td
+	}
+	for _, tc := range []struct {
+		keep      []string
+		resources int
+		attrs     map[string]any
+	}{
+		{keep: []string{"service.name", "service.version"}, resources: 1, attrs: map[string]any{"service.name": "pippa-phone"}},
+		{keep: nil, resources: 2},
+	} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.FlushInterval = time.Hour
+		cfg.ResourceAttributes = tc.keep
+		sink := new(consumertest.MetricsSink)
+		c, sc := stagedCounter(t, cfg, sink)
+		for _, id := range []string{"launch-a", "launch-b"} {
+			if err := c.ConsumeTraces(context.Background(), launch(id)); err != nil {
+				t.Fatal(err)
+			}
+			sc.commit(nil)
+		}
+		c.committed.flush()
+		if n := len(sink.AllMetrics()); n != 1 {
+			t.Fatalf("keep %v: %d deliveries, want 1", tc.keep, n)
+		}
+		rms := sink.AllMetrics()[0].ResourceMetrics()
+		if rms.Len() != tc.resources {
+			t.Fatalf("keep %v: %d resources for two launches, want %d", tc.keep, rms.Len(), tc.resources)
+		}
+		if tc.attrs != nil {
+			if got := rms.At(0).Resource().Attributes().AsRaw(); !reflect.DeepEqual(got, tc.attrs) {
+				t.Fatalf("keep %v: resource %v, want %v", tc.keep, got, tc.attrs)
+			}
+		}
+		if got, want := turnsCounted(sink.AllMetrics()), int64(2*verdictBatches(t)[0].SpanCount()); got != want {
+			t.Fatalf("keep %v: %d turns, want %d", tc.keep, got, want)
+		}
 	}
 }

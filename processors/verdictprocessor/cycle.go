@@ -2,7 +2,6 @@ package verdictprocessor
 
 import (
 	"context"
-	"time"
 )
 
 // The cycle is how the processor hands work on without an asynchronous
@@ -19,18 +18,11 @@ import (
 // running, nobody else waiting) runs its own cycle at once, in its own
 // goroutine: a household's phone and engine pay no hand-off and no wait.
 // Otherwise the cycler's goroutine runs the next cycle as soon as the
-// running one ends, after letting more requests join it when many are
-// already waiting (gatherFrom), up to cycleEvery after the last cycle
-// began: many senders share one commit
-// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md).
-
-// Gathering: a cycle that already has gatherFrom requests waiting (many
-// senders at once) lets more join, up to cycleEvery after the last cycle
-// began.
-const (
-	gatherFrom = 3
-	cycleEvery = 5 * time.Millisecond
-)
+// running one ends: every request that came while it ran shares it, so
+// many senders share one commit without anyone waiting for company
+// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md; a
+// wait of up to 5 ms to gather more saved no CPU at any sender count and
+// doubled the latency at 8).
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
@@ -49,8 +41,7 @@ type cycler struct {
 	cur    *cycle     // the next cycle, gathering
 	queued []decision // its verdicts
 	// running is the cycle being run, nil when none is.
-	running   *cycle
-	lastStart time.Time
+	running *cycle
 
 	started bool
 	kick    chan struct{}
@@ -126,7 +117,7 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 // verdicts.
 func (c *cycler) takeLocked() []decision {
 	ds := c.queued
-	c.running, c.lastStart = c.cur, time.Now()
+	c.running = c.cur
 	c.cur, c.queued = newCycle(), nil
 	return ds
 }
@@ -140,16 +131,15 @@ func (c *cycler) loop() {
 		select {
 		case <-c.kick:
 		case <-c.quit:
-			c.runNext(false)
+			c.runNext()
 			return
 		}
-		c.runNext(true)
+		c.runNext()
 	}
 }
 
-// runNext waits for a running cycle to end, lets more join when many wait
-// (gather), and runs the next cycle.
-func (c *cycler) runNext(gather bool) {
+// runNext waits for a running cycle to end and runs the next cycle.
+func (c *cycler) runNext() {
 	p := c.p
 	for {
 		p.mu.Lock()
@@ -159,17 +149,6 @@ func (c *cycler) runNext(gather bool) {
 		}
 		p.mu.Unlock()
 		<-running.done
-	}
-	if wait := cycleEvery - time.Since(c.lastStart); gather && c.cur.waiters >= gatherFrom && wait > 0 {
-		p.mu.Unlock()
-		time.Sleep(wait)
-		p.mu.Lock()
-		for c.running != nil { // an idle request cannot start one while others wait
-			running := c.running
-			p.mu.Unlock()
-			<-running.done
-			p.mu.Lock()
-		}
 	}
 	cy := c.cur
 	ds := c.takeLocked()

@@ -111,7 +111,7 @@ func TestStorageFollowsEveryRequest(t *testing.T) {
 		t.Fatal("a held turn is not stored when its request returns")
 	}
 	h.deliver(sdk(1, take("t1", 0.4, nil)))
-	h.p.cycles.runNext(false) // the decision's storage change is not waited for: run it
+	h.p.cycles.runNext() // the decision's storage change is not waited for: run it
 	if stored(1) {
 		t.Fatal("a decided turn is still stored")
 	}

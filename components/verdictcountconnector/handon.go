@@ -1,0 +1,168 @@
+package verdictcountconnector
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+)
+
+// The counts of stored verdicts (with storage) wait to be handed on
+// together: every delivery into the counters' pipeline pays that
+// pipeline's whole way (the resource processor, the exporter helper's
+// telemetry and timeout, the Prometheus exporter's copy of each point and
+// of the resource it holds on to) however few points it carries, and with
+// a verdict or two per commit that way cost more than the verdict
+// processor's own work on the turn
+// (docs/decisions/0244-counts-handed-on-together.md gives the figures).
+// What waits is only what is already remembered as counted, so a count
+// is still never seen before its verdict is stored; a crash loses at most
+// flush_interval of increments, the same as it loses every increment not
+// yet scraped.
+
+// resourceCounts are the counts under one resource (a verdict's, or the
+// attributes of it the counts keep): its points, all stamped ts.
+type resourceCounts struct {
+	res    pcommon.Resource
+	points []point
+	ts     pcommon.Timestamp
+}
+
+// committedCounts holds counts whose verdicts are stored, summed by
+// resource and series, until they are handed on: at once with an interval
+// of 0, else in one delivery an interval after the first of them came.
+type committedCounts struct {
+	every  time.Duration
+	handOn func(context.Context, pmetric.Metrics) error
+	// lost is told of counts the counters' pipeline refused (nothing in it
+	// refuses: a resource processor, the Prometheus exporter).
+	lost func(points int, err error)
+
+	mu      sync.Mutex
+	waiting []waitingResource
+	byKey   map[string]int // resourceKey → index in waiting
+	timer   *time.Timer    // armed while counts wait
+	stopped bool           // after stop: counts are handed on at once
+}
+
+// waitingResource is one resource's counts waiting, with the index of its
+// points by series (a resource may carry the counts of every launch and
+// installation within the interval: hundreds of series).
+type waitingResource struct {
+	resourceCounts
+	series map[seriesKey]int
+}
+
+// seriesKey is a point's series within its resource.
+type seriesKey struct {
+	metric string
+	attrs  [3]string
+}
+
+func newCommittedCounts(every time.Duration, handOn func(context.Context, pmetric.Metrics) error, logger *zap.Logger) *committedCounts {
+	return &committedCounts{every: every, handOn: handOn, byKey: map[string]int{},
+		lost: func(points int, err error) {
+			logger.Error("verdict count connector: counts stored but refused downstream", zap.Int("points", points), zap.Error(err))
+		}}
+}
+
+// add takes the counts of verdicts just stored; their resources become
+// its own.
+func (c *committedCounts) add(rcs []resourceCounts) {
+	c.mu.Lock()
+	if c.every <= 0 || c.stopped {
+		c.mu.Unlock()
+		c.deliver(rcs)
+		return
+	}
+	for _, rc := range rcs {
+		key := resourceKey(rc.res, rc.ts)
+		i, ok := c.byKey[key]
+		if !ok {
+			i = len(c.waiting)
+			c.byKey[key] = i
+			c.waiting = append(c.waiting, waitingResource{resourceCounts{res: rc.res, ts: rc.ts}, map[seriesKey]int{}})
+		}
+		w := &c.waiting[i]
+		for _, p := range rc.points {
+			k := seriesKey{p.metric, p.attrs}
+			if j, ok := w.series[k]; ok {
+				w.points[j].count += p.count
+				continue
+			}
+			w.series[k] = len(w.points)
+			w.points = append(w.points, p)
+		}
+	}
+	if c.timer == nil && len(c.waiting) > 0 {
+		c.timer = time.AfterFunc(c.every, c.flush)
+	}
+	c.mu.Unlock()
+}
+
+// flush hands on every count waiting.
+func (c *committedCounts) flush() {
+	c.mu.Lock()
+	waiting := c.waiting
+	c.waiting, c.byKey = nil, map[string]int{}
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.mu.Unlock()
+	rcs := make([]resourceCounts, len(waiting))
+	for i := range waiting {
+		rcs[i] = waiting[i].resourceCounts
+	}
+	c.deliver(rcs)
+}
+
+// stop hands on what waits; counts stored after it go on at once (the
+// verdict processor's last commit at shutdown may come after the
+// connector's).
+func (c *committedCounts) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.flush()
+}
+
+func (c *committedCounts) deliver(rcs []resourceCounts) {
+	if len(rcs) == 0 {
+		return
+	}
+	md := pmetric.NewMetrics()
+	n := 0
+	for _, rc := range rcs {
+		appendResource(md, rc.res, rc.points, rc.ts)
+		n += len(rc.points)
+	}
+	if err := c.handOn(context.Background(), md); err != nil {
+		c.lost(n, err)
+	}
+}
+
+// resourceKey tells resources apart: their attributes in order, and the
+// points' time (one verdict processor stamps every point with its epoch).
+func resourceKey(res pcommon.Resource, ts pcommon.Timestamp) string {
+	var b strings.Builder
+	b.Grow(128)
+	var t [8]byte
+	for i := range t {
+		t[i] = byte(uint64(ts) >> (8 * i))
+	}
+	b.Write(t[:])
+	res.Attributes().Range(func(k string, v pcommon.Value) bool {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteByte(byte(v.Type()))
+		b.WriteString(v.AsString())
+		b.WriteByte(0)
+		return true
+	})
+	return b.String()
+}
