@@ -21,8 +21,9 @@ import (
 // running one ends: every request that came while it ran shares it, so
 // many senders share one commit without anyone waiting for company
 // (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md; a
-// wait of up to 5 ms to gather more saved no CPU at any sender count and
-// doubled the latency at 8).
+// wait of up to 5 ms to gather more saved no CPU at any sender count, and
+// at 8 senders it cost 6 % more CPU and raised the request p99 from 5.4
+// to 9.0 ms).
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
