@@ -121,9 +121,8 @@ func (c *committedCounts) flush() {
 	c.deliver(rcs)
 }
 
-// stop hands on what waits; counts stored after it go on at once (the
-// verdict processor's last commit at shutdown may come after the
-// connector's).
+// stop hands on what waits; counts stored after it go on at once (closing
+// the storage client, right after, commits what it staged).
 func (c *committedCounts) stop() {
 	c.mu.Lock()
 	c.stopped = true

@@ -327,7 +327,7 @@ func TestStoredCountsGoOnTogether(t *testing.T) {
 	if got := turnsCounted(sink3.AllMetrics()); got != int64(batches[0].SpanCount()) {
 		t.Fatalf("%d turns handed on at shutdown, want %d", got, batches[0].SpanCount())
 	}
-	sc3.commit(nil) // the processor's last commit, after the connector's shutdown
+	sc3.commit(nil) // a commit after the shutdown: closing a client commits what it staged
 	if got, want := turnsCounted(sink3.AllMetrics()), c3.recent.Len(); got != int64(want) {
 		t.Fatalf("%d turns handed on after a commit past shutdown, want %d", got, want)
 	}
