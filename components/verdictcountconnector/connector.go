@@ -248,8 +248,8 @@ func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, rcs []r
 		c.store.committed(seq, len(ids))
 		c.mu.Unlock()
 		// Stored: from here on they count. The counters' pipeline never
-		// refuses (a resource processor, the Prometheus exporter); if it
-		// does, the counts are lost, and said so.
+		// refuses (the Prometheus exporter); if it does, the counts are
+		// lost, and said so.
 		c.committed.add(rcs)
 		c.settle(ids, true)
 		c.tel.ConnectorVerdictcountVerdicts.Add(context.Background(), int64(len(ids)))

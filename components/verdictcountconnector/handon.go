@@ -13,11 +13,10 @@ import (
 
 // The counts of stored verdicts (with storage) wait to be handed on
 // together: every delivery into the counters' pipeline pays that
-// pipeline's whole way (the resource processor, the exporter helper's
-// telemetry and timeout, the Prometheus exporter's copy of each point and
-// of the resource it holds on to) however few points it carries, and with
-// a verdict or two per commit that way cost more than the verdict
-// processor's own work on the turn
+// pipeline's whole way (the exporter helper's telemetry and timeout, the
+// Prometheus exporter's copy of each point and of the resource it holds on
+// to) however few points it carries, and with a verdict or two per commit
+// that way cost more than the verdict processor's own work on the turn
 // (docs/decisions/0244-counts-handed-on-together.md gives the figures).
 // What waits is only what is already remembered as counted, so a count
 // is still never seen before its verdict is stored; a crash loses at most
@@ -38,8 +37,8 @@ type resourceCounts struct {
 type committedCounts struct {
 	every  time.Duration
 	handOn func(context.Context, pmetric.Metrics) error
-	// lost is told of counts the counters' pipeline refused (nothing in it
-	// refuses: a resource processor, the Prometheus exporter).
+	// lost is told of counts the counters' pipeline refused (nothing in the
+	// configurations here refuses: the Prometheus exporter).
 	lost func(points int, err error)
 
 	mu      sync.Mutex
