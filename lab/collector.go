@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	collectorconfig "github.com/percause/percause/collector-config"
+	"github.com/percause/percause/internal/leaf/follow"
 	"github.com/percause/percause/internal/leaf/freeport"
 )
 
@@ -124,15 +124,7 @@ func StartCollector(ctx context.Context, bin, dataDir string) (*Collector, error
 
 // LogTail is the last n lines of the collector's log.
 func (c *Collector) LogTail(n int) string {
-	b, err := os.ReadFile(filepath.Join(c.DataDir, CollectorLog))
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return follow.LastLines(filepath.Join(c.DataDir, CollectorLog), n)
 }
 
 // Stop ends the collector: SIGTERM (it flushes its exporters), then SIGKILL

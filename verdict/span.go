@@ -214,34 +214,34 @@ func writeEvents(evs ptrace.SpanEventSlice, r *Record, epoch pcommon.Timestamp) 
 func FromSpan(res pcommon.Resource, s ptrace.Span) Record {
 	a := s.Attributes()
 	r := Record{TraceID: s.TraceID(), SpanID: s.SpanID(), TurnSpan: s.ParentSpanID(), Decided: s.EndTimestamp()}
-	r.Cause, r.Evidence, r.Forced = str(a, semconv.VerdictCause), str(a, semconv.VerdictEvidence), str(a, semconv.VerdictForced)
-	r.Rules, r.Link = str(a, semconv.VerdictRulesVersion), str(a, semconv.NetworkConnectionType)
+	r.Cause, r.Evidence, r.Forced = AttrString(a, semconv.VerdictCause), AttrString(a, semconv.VerdictEvidence), AttrString(a, semconv.VerdictForced)
+	r.Rules, r.Link = AttrString(a, semconv.VerdictRulesVersion), AttrString(a, semconv.NetworkConnectionType)
 	r.Causes = strs(a, semconv.VerdictCauses)
-	r.Index, _ = integer(a, semconv.TurnIndex)
-	r.Underruns, _ = integer(a, semconv.VerdictUnderruns)
-	r.Silent, _ = number(a, semconv.VerdictSilent)
-	if n, ok := integer(a, semconv.VerdictTurnTime); ok {
+	r.Index, _ = AttrInt(a, semconv.TurnIndex)
+	r.Underruns, _ = AttrInt(a, semconv.VerdictUnderruns)
+	r.Silent, _ = AttrNumber(a, semconv.VerdictSilent)
+	if n, ok := AttrInt(a, semconv.VerdictTurnTime); ok {
 		r.TurnTime = pcommon.Timestamp(n)
 	}
 	if v, ok := a.Get(semconv.RouteBluetooth); ok && v.Type() == pcommon.ValueTypeBool {
 		r.Bluetooth = Some(v.Bool())
 	}
 	r.Outputs = strs(a, semconv.RouteOutputs)
-	if v, ok := number(a, semconv.TurnSpeechEndPost); ok {
+	if v, ok := AttrNumber(a, semconv.TurnSpeechEndPost); ok {
 		r.SpeechEndToPost = Some(v)
 	}
-	if v, ok := number(a, semconv.TurnNotSent); ok {
+	if v, ok := AttrNumber(a, semconv.TurnNotSent); ok {
 		r.NotSent = Some(v)
 	}
-	if n, ok := integer(a, semconv.PoolResets); ok {
+	if n, ok := AttrInt(a, semconv.PoolResets); ok {
 		r.PoolResets = Some(n)
 	}
-	if n, ok := integer(a, semconv.PoolResetsBefore); ok {
+	if n, ok := AttrInt(a, semconv.PoolResetsBefore); ok {
 		r.PoolBefore = Some(n)
 	}
 	readEvents(&r, s.Events())
 	ra := res.Attributes()
-	r.Installation, r.Launch, r.Version = str(ra, semconv.AppInstallationID), str(ra, semconv.ServiceInstanceID), str(ra, semconv.ServiceVersion)
+	r.Installation, r.Launch, r.Version = AttrString(ra, semconv.AppInstallationID), AttrString(ra, semconv.ServiceInstanceID), AttrString(ra, semconv.ServiceVersion)
 	return r
 }
 
@@ -251,16 +251,16 @@ func readEvents(r *Record, evs ptrace.SpanEventSlice) {
 		ea := ev.Attributes()
 		switch ev.Name() {
 		case semconv.SpanVerdict:
-			r.CountedAs = str(ea, semconv.AppInstallationID)
+			r.CountedAs = AttrString(ea, semconv.AppInstallationID)
 		case semconv.EventImplicated:
-			r.Implicated = append(r.Implicated, str(ea, semconv.VerdictCause))
+			r.Implicated = append(r.Implicated, AttrString(ea, semconv.VerdictCause))
 		case semconv.EventUnderrun:
-			u := Underrun{TakeID: str(ea, semconv.TakeID), Cause: str(ea, semconv.VerdictCause)}
-			u.Unit, _ = integer(ea, semconv.UnitIndex)
-			u.Underruns, _ = integer(ea, semconv.UnitUnderruns)
-			u.Silent, _ = number(ea, semconv.UnitSilent)
-			u.Cushion, _ = number(ea, semconv.UnitCushion)
-			if need, ok := number(ea, semconv.TakeNeed); ok {
+			u := Underrun{TakeID: AttrString(ea, semconv.TakeID), Cause: AttrString(ea, semconv.VerdictCause)}
+			u.Unit, _ = AttrInt(ea, semconv.UnitIndex)
+			u.Underruns, _ = AttrInt(ea, semconv.UnitUnderruns)
+			u.Silent, _ = AttrNumber(ea, semconv.UnitSilent)
+			u.Cushion, _ = AttrNumber(ea, semconv.UnitCushion)
+			if need, ok := AttrNumber(ea, semconv.TakeNeed); ok {
 				u.Need = Some(need)
 			}
 			r.Underran = append(r.Underran, u)
@@ -352,7 +352,8 @@ func EachCounted(s ptrace.Span, fn func(Counted)) {
 	}
 }
 
-func str(m pcommon.Map, k string) string {
+// AttrString is the attribute k of m as a string ("" when absent).
+func AttrString(m pcommon.Map, k string) string {
 	if v, ok := m.Get(k); ok {
 		return v.AsString()
 	}
@@ -372,7 +373,9 @@ func strs(m pcommon.Map, k string) []string {
 	return out
 }
 
-func integer(m pcommon.Map, k string) (int64, bool) {
+// AttrInt is the integer attribute k of m (false when absent or of
+// another type).
+func AttrInt(m pcommon.Map, k string) (int64, bool) {
 	v, ok := m.Get(k)
 	if !ok || v.Type() != pcommon.ValueTypeInt {
 		return 0, false
@@ -380,7 +383,9 @@ func integer(m pcommon.Map, k string) (int64, bool) {
 	return v.Int(), true
 }
 
-func number(m pcommon.Map, k string) (float64, bool) {
+// AttrNumber is the attribute k of m as a number, a double or an integer
+// (false when absent, NaN or of another type).
+func AttrNumber(m pcommon.Map, k string) (float64, bool) {
 	v, ok := m.Get(k)
 	if !ok {
 		return 0, false

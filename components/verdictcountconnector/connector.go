@@ -202,13 +202,16 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
+	// The resources are td's, which the caller may change once this
+	// returns (with a shared commit, before the counts go on): the counts
+	// keep copies, of the attributes they keep.
+	for i := range rcs {
+		rcs[i].res = c.countsResource(rcs[i].res)
+	}
 	if c.store != nil {
 		return c.countStored(ctx, ids, rcs)
 	}
-	md := pmetric.NewMetrics()
-	for _, rc := range rcs {
-		appendResource(md, c.countsResource(rc.res), rc.points, rc.ts)
-	}
+	md, _ := metricsOf(rcs)
 	err = c.handOn(ctx, md)
 	c.settle(ids, err == nil)
 	if err != nil {
@@ -229,12 +232,6 @@ func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, rcs []r
 	c.mu.Lock()
 	ops, seq := c.store.opsFor(ids)
 	c.mu.Unlock()
-	// The resources are td's, which the caller may change once this
-	// returns (with a shared commit, before done runs): the counts keep
-	// copies.
-	for i := range rcs {
-		rcs[i].res = c.countsResource(rcs[i].res)
-	}
 	done := func(err error) error {
 		if err != nil {
 			c.mu.Lock()
@@ -391,12 +388,24 @@ func add(points []point, e verdict.Counted) []point {
 	return append(points, point{metric: metric, attrs: key, count: 1})
 }
 
-// appendResource writes the counts of one resource: a delta sum per
-// counter, every point starting and ending at the events' time (the verdict
-// processor's epoch), so the Prometheus exporter adds them up.
+// metricsOf writes counts as metrics, and how many points they are. The
+// resources move into them: rcs's are the counts' own copies.
+func metricsOf(rcs []resourceCounts) (pmetric.Metrics, int) {
+	md := pmetric.NewMetrics()
+	n := 0
+	for _, rc := range rcs {
+		appendResource(md, rc.res, rc.points, rc.ts)
+		n += len(rc.points)
+	}
+	return md, n
+}
+
+// appendResource writes the counts of one resource, moved in: a delta sum
+// per counter, every point starting and ending at the events' time (the
+// verdict processor's epoch), so the Prometheus exporter adds them up.
 func appendResource(md pmetric.Metrics, res pcommon.Resource, points []point, ts pcommon.Timestamp) {
 	rm := md.ResourceMetrics().AppendEmpty()
-	res.Attributes().CopyTo(rm.Resource().Attributes())
+	res.MoveTo(rm.Resource())
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
 	for _, name := range []string{MetricTurns, MetricImplicated} {

@@ -2,7 +2,7 @@ package verdictcountconnector
 
 import (
 	"context"
-	"strings"
+	"encoding/binary"
 	"sync"
 	"time"
 
@@ -43,7 +43,8 @@ type committedCounts struct {
 
 	mu      sync.Mutex
 	waiting []waitingResource
-	byKey   map[string]int // resourceKey → index in waiting
+	byKey   map[string]int // appendResourceKey's key → index in waiting
+	key     []byte         // the key being looked up
 	timer   *time.Timer    // armed while counts wait
 	stopped bool           // after stop: counts are handed on at once
 }
@@ -79,11 +80,11 @@ func (c *committedCounts) add(rcs []resourceCounts) {
 		return
 	}
 	for _, rc := range rcs {
-		key := resourceKey(rc.res, rc.ts)
-		i, ok := c.byKey[key]
+		c.key = appendResourceKey(c.key[:0], rc.res, rc.ts)
+		i, ok := c.byKey[string(c.key)] // looked up without a copy
 		if !ok {
 			i = len(c.waiting)
-			c.byKey[key] = i
+			c.byKey[string(c.key)] = i
 			c.waiting = append(c.waiting, waitingResource{resourceCounts{res: rc.res, ts: rc.ts}, map[seriesKey]int{}})
 		}
 		w := &c.waiting[i]
@@ -133,34 +134,23 @@ func (c *committedCounts) deliver(rcs []resourceCounts) {
 	if len(rcs) == 0 {
 		return
 	}
-	md := pmetric.NewMetrics()
-	n := 0
-	for _, rc := range rcs {
-		appendResource(md, rc.res, rc.points, rc.ts)
-		n += len(rc.points)
-	}
+	md, n := metricsOf(rcs)
 	if err := c.handOn(context.Background(), md); err != nil {
 		c.lost(n, err)
 	}
 }
 
-// resourceKey tells resources apart: their attributes in order, and the
-// points' time (one verdict processor stamps every point with its epoch).
-func resourceKey(res pcommon.Resource, ts pcommon.Timestamp) string {
-	var b strings.Builder
-	b.Grow(128)
-	var t [8]byte
-	for i := range t {
-		t[i] = byte(uint64(ts) >> (8 * i))
-	}
-	b.Write(t[:])
+// appendResourceKey appends what tells resources apart: the points' time
+// (one verdict processor stamps every point with its epoch) and the
+// attributes in order.
+func appendResourceKey(b []byte, res pcommon.Resource, ts pcommon.Timestamp) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(ts))
 	res.Attributes().Range(func(k string, v pcommon.Value) bool {
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteByte(byte(v.Type()))
-		b.WriteString(v.AsString())
-		b.WriteByte(0)
+		b = append(b, k...)
+		b = append(b, 0, byte(v.Type()))
+		b = append(b, v.AsString()...)
+		b = append(b, 0)
 		return true
 	})
-	return b.String()
+	return b
 }

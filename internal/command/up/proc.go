@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/percause/percause/internal/leaf/follow"
 )
 
 // child is one process `up` started: its log file takes both of its
@@ -87,17 +89,7 @@ func (c *child) stop(timeout time.Duration) (killed bool) {
 }
 
 // logTail is the last n lines of the child's log.
-func (c *child) logTail(n int) string {
-	b, err := os.ReadFile(c.log)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (c *child) logTail(n int) string { return follow.LastLines(c.log, n) }
 
 // errExited is a child that ended before it was ready.
 var errExited = errors.New("exited")

@@ -126,27 +126,13 @@ func turnsOf(line []byte) []Turn {
 		a := s.Attributes()
 		r := verdict.FromSpan(res, s)
 		t := Turn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
-			Installation: attr(res.Attributes(), semconv.AppInstallationID), Link: attr(a, semconv.NetworkConnectionType)}
+			Installation: verdict.AttrString(res.Attributes(), semconv.AppInstallationID), Link: verdict.AttrString(a, semconv.NetworkConnectionType)}
 		if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt {
 			t.Ended = time.Unix(0, v.Int())
 		}
-		t.PoolAfter, t.HasPool = intAttr(a, semconv.PoolResets)
-		t.PoolBefore, t.HasPoolBefore = intAttr(a, semconv.PoolResetsBefore)
+		t.PoolAfter, t.HasPool = verdict.AttrInt(a, semconv.PoolResets)
+		t.PoolBefore, t.HasPoolBefore = verdict.AttrInt(a, semconv.PoolResetsBefore)
 		out = append(out, t)
 	})
 	return out
-}
-
-func attr(m pcommon.Map, k string) string {
-	if v, ok := m.Get(k); ok {
-		return v.AsString()
-	}
-	return ""
-}
-
-func intAttr(m pcommon.Map, k string) (int64, bool) {
-	if v, ok := m.Get(k); ok && v.Type() == pcommon.ValueTypeInt {
-		return v.Int(), true
-	}
-	return 0, false
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 )
 
 const (
@@ -137,4 +138,19 @@ func (f *File) split(data []byte, fn func(line []byte)) {
 			fn(line)
 		}
 	}
+}
+
+// LastLines is the last n lines of the file at path ("" when it cannot be
+// read): the end of a child process's log, for an error that says why the
+// child did not come up.
+func LastLines(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -133,3 +133,22 @@ func TestReadsAreBounded(t *testing.T) {
 		t.Fatalf("read in %d calls; a file past ChunkSize takes more than one", calls)
 	}
 }
+
+// TestLastLines: the last n lines, a shorter file whole, a missing one "".
+func TestLastLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{2, "two\nthree"}, {3, "one\ntwo\nthree"}, {9, "one\ntwo\nthree"}} {
+		if got := LastLines(path, tc.n); got != tc.want {
+			t.Errorf("LastLines(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+	if got := LastLines(filepath.Join(t.TempDir(), "none"), 2); got != "" {
+		t.Errorf("a missing file: %q, want \"\"", got)
+	}
+}

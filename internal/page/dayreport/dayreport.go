@@ -203,17 +203,17 @@ func LinkFromSpan(res pcommon.Resource, s ptrace.Span) LinkChange {
 		Time:         s.StartTimestamp(),
 		Trace:        s.TraceID().String(),
 		Span:         s.SpanID().String(),
-		Installation: str(res.Attributes(), semconv.AppInstallationID),
-		Launch:       str(res.Attributes(), semconv.ServiceInstanceID),
-		Status:       str(a, semconv.LinkStatus),
-		Previous:     str(a, semconv.LinkPrevious),
-		Message:      str(a, semconv.LinkStatusMessage),
-		Check:        str(a, semconv.LinkCheck),
+		Installation: verdict.AttrString(res.Attributes(), semconv.AppInstallationID),
+		Launch:       verdict.AttrString(res.Attributes(), semconv.ServiceInstanceID),
+		Status:       verdict.AttrString(a, semconv.LinkStatus),
+		Previous:     verdict.AttrString(a, semconv.LinkPrevious),
+		Message:      verdict.AttrString(a, semconv.LinkStatusMessage),
+		Check:        verdict.AttrString(a, semconv.LinkCheck),
 	}
-	if v, ok := number(a, semconv.LinkFailingFor); ok {
+	if v, ok := verdict.AttrNumber(a, semconv.LinkFailingFor); ok {
 		l.FailingFor = &v
 	}
-	if v, ok := number(a, semconv.LinkQuietFor); ok {
+	if v, ok := verdict.AttrNumber(a, semconv.LinkQuietFor); ok {
 		l.QuietFor = &v
 	}
 	return l
@@ -221,22 +221,15 @@ func LinkFromSpan(res pcommon.Resource, s ptrace.Span) LinkChange {
 
 func readResource(t *Turn, res pcommon.Resource) {
 	a := res.Attributes()
-	if v := str(a, semconv.AppInstallationID); v != "" {
+	if v := verdict.AttrString(a, semconv.AppInstallationID); v != "" {
 		t.Installation = v
 	}
-	if v := str(a, semconv.ServiceInstanceID); v != "" {
+	if v := verdict.AttrString(a, semconv.ServiceInstanceID); v != "" {
 		t.Launch = v
 	}
-	if v := str(a, semconv.ServiceVersion); v != "" {
+	if v := verdict.AttrString(a, semconv.ServiceVersion); v != "" {
 		t.Version = v
 	}
-}
-
-func str(a pcommon.Map, k string) string {
-	if v, ok := a.Get(k); ok {
-		return v.AsString()
-	}
-	return ""
 }
 
 func readTurn(t *Turn, s ptrace.Span) {
@@ -310,30 +303,16 @@ func (t *Turn) readRecord(r *verdict.Record) {
 // what t holds when replace (the voice.turn span's), else only those t
 // lacks (the verdict's).
 func readDone(t *Turn, a pcommon.Map, replace bool) {
-	if v, ok := number(a, semconv.TurnSpeechEndPost); ok && (replace || t.SpeechEndToPost == nil) {
+	if v, ok := verdict.AttrNumber(a, semconv.TurnSpeechEndPost); ok && (replace || t.SpeechEndToPost == nil) {
 		t.SpeechEndToPost = &v
 	}
-	if v, ok := number(a, semconv.TurnNotSent); ok && (replace || t.NotSent == nil) {
+	if v, ok := verdict.AttrNumber(a, semconv.TurnNotSent); ok && (replace || t.NotSent == nil) {
 		t.NotSent = &v
 	}
 	if v, ok := a.Get(semconv.PoolResets); ok && v.Type() == pcommon.ValueTypeInt && (replace || t.PoolResets == nil) {
 		n := v.Int()
 		t.PoolResets = &n
 	}
-}
-
-func number(a pcommon.Map, k string) (float64, bool) {
-	v, ok := a.Get(k)
-	if !ok {
-		return 0, false
-	}
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		return v.Double(), !math.IsNaN(v.Double())
-	case pcommon.ValueTypeInt:
-		return float64(v.Int()), true
-	}
-	return 0, false
 }
 
 // turnsOf writes "1 turn", "2 turns".
