@@ -9,10 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
-	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/verdict"
 )
 
@@ -109,30 +105,25 @@ func eachLine(r io.Reader, fn func([]byte)) error {
 	}
 }
 
-var unmarshaler = &ptrace.JSONUnmarshaler{}
-
 // turnsOf reads the verdict spans of one line of the verdict file (an OTLP
 // JSON export request); a line that does not parse has none.
 func turnsOf(line []byte) []Turn {
-	td, err := unmarshaler.UnmarshalTraces(line)
+	records, err := verdict.Parse(line)
 	if err != nil {
 		return nil
 	}
 	var out []Turn
-	verdict.Each(td, func(res pcommon.Resource, s ptrace.Span) {
-		if s.TraceID().IsEmpty() {
-			return // a turn without its trace ID has no page to link
+	for _, r := range records {
+		if r.TraceID.IsEmpty() {
+			continue // a turn without its trace ID has no page to link
 		}
-		a := s.Attributes()
-		r := verdict.FromSpan(res, s)
 		t := Turn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
-			Installation: verdict.AttrString(res.Attributes(), semconv.AppInstallationID), Link: verdict.AttrString(a, semconv.NetworkConnectionType)}
-		if v, ok := a.Get(semconv.VerdictTurnTime); ok && v.Type() == pcommon.ValueTypeInt {
-			t.Ended = time.Unix(0, v.Int())
+			Installation: r.Installation, Link: r.Link,
+			PoolAfter: r.PoolResets.V, HasPool: r.PoolResets.OK, PoolBefore: r.PoolBefore.V, HasPoolBefore: r.PoolBefore.OK}
+		if r.TurnTime != 0 {
+			t.Ended = r.TurnTime.AsTime()
 		}
-		t.PoolAfter, t.HasPool = verdict.AttrInt(a, semconv.PoolResets)
-		t.PoolBefore, t.HasPoolBefore = verdict.AttrInt(a, semconv.PoolResetsBefore)
 		out = append(out, t)
-	})
+	}
 	return out
 }
