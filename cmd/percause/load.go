@@ -327,7 +327,7 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 	const row = "  %-20s %11s %13s %8s %10s %10s %8s %8s %11s %6s\n"
 	fmt.Fprintf(w, row, "", "CPU-µs/span", "rounds", "outside", "req p50 ms", "req p99 ms", "turns/s", "refused", "alloc KB/sp", "exact")
 	for _, s := range cmp.Sides {
-		lo, hi := minMax(s.RoundCPUPerSpan)
+		lo, hi := load.MinMax(s.RoundCPUPerSpan)
 		exact := "-"
 		if s.Checked {
 			exact = yesNo(s.Exact)
@@ -353,18 +353,6 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
-
-func minMax(vs []float64) (lo, hi float64) {
-	for i, v := range vs {
-		if i == 0 || v < lo {
-			lo = v
-		}
-		if i == 0 || v > hi {
-			hi = v
-		}
-	}
-	return lo, hi
-}
 
 func yesNo(b bool) string {
 	if b {

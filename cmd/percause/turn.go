@@ -152,14 +152,8 @@ func findTurn(r io.Reader, trace string) (dayreport.Turn, []dayreport.LinkChange
 	if err != nil {
 		return dayreport.Turn{}, nil, false, err
 	}
-	var links []dayreport.LinkChange
-	for _, l := range day.Links {
-		if l.Trace == trace {
-			links = append(links, l)
-		}
-	}
 	t, ok := verdictpage.Find(day.Turns, trace)
-	return t, links, ok && t.Cause != "", nil
+	return t, dayreport.LinksOf(day.Links, trace), ok && t.Cause != "", nil
 }
 
 // turnFromPage asks the page at base for the turn as text (the same

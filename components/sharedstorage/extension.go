@@ -107,16 +107,8 @@ func (s *sharedStorage) readBbolt(ctx context.Context) ([]*storage.Operation, er
 	if err != nil || !found {
 		return nil, err
 	}
-	old, err := s.files.GetClient(ctx, component.KindExtension, s.id, "")
+	ops, err := s.readAll(ctx, component.KindExtension, s.id, "")
 	if err != nil {
-		return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
-	}
-	var ops []*storage.Operation
-	err = old.(storage.Walker).Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
-		ops = append(ops, storage.SetOperation(key, append([]byte(nil), value...)))
-		return nil, nil
-	})
-	if err = errors.Join(err, old.Close(ctx)); err != nil {
 		return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
 	}
 	s.logger.Info("shared_storage: the log begins with the keys of this extension's bbolt database; its file is left as it was",

@@ -100,6 +100,16 @@ func (s *sharedStorage) namespaceEmpty(ctx context.Context, prefix string) (bool
 // kind/id/name, through file_storage itself (its naming, its bucket), as
 // Set operations under the namespace's keys.
 func (s *sharedStorage) readFileStorage(ctx context.Context, kind component.Kind, id component.ID, name string) ([]*storage.Operation, error) {
+	ops, err := s.readAll(ctx, kind, id, name)
+	if err != nil {
+		return nil, err
+	}
+	return prefixed(namespace(kind, id, name), ops), nil
+}
+
+// readAll reads every key of file_storage's database for kind/id/name, as
+// Set operations of its own keys, and closes its client.
+func (s *sharedStorage) readAll(ctx context.Context, kind component.Kind, id component.ID, name string) ([]*storage.Operation, error) {
 	old, err := s.files.GetClient(ctx, kind, id, name)
 	if err != nil {
 		return nil, err
@@ -114,11 +124,10 @@ func (s *sharedStorage) readFileStorage(ctx context.Context, kind component.Kind
 		ops = append(ops, storage.SetOperation(key, append([]byte(nil), value...)))
 		return nil, nil
 	})
-	err = errors.Join(err, old.Close(ctx))
-	if err != nil {
+	if err = errors.Join(err, old.Close(ctx)); err != nil {
 		return nil, err
 	}
-	return prefixed(namespace(kind, id, name), ops), nil
+	return ops, nil
 }
 
 // fileStorageDatabase is the file file_storage keeps kind/id/name's data

@@ -37,9 +37,9 @@ type resourceCounts struct {
 type committedCounts struct {
 	every  time.Duration
 	handOn func(context.Context, pmetric.Metrics) error
-	// lost is told of counts the counters' pipeline refused (nothing in the
+	// logger says what the counters' pipeline refused (nothing in the
 	// configurations here refuses: the Prometheus exporter).
-	lost func(points int, err error)
+	logger *zap.Logger
 
 	mu      sync.Mutex
 	waiting []waitingResource
@@ -64,10 +64,7 @@ type seriesKey struct {
 }
 
 func newCommittedCounts(every time.Duration, handOn func(context.Context, pmetric.Metrics) error, logger *zap.Logger) *committedCounts {
-	return &committedCounts{every: every, handOn: handOn, byKey: map[string]int{},
-		lost: func(points int, err error) {
-			logger.Error("verdict count connector: counts stored but refused downstream", zap.Int("points", points), zap.Error(err))
-		}}
+	return &committedCounts{every: every, handOn: handOn, logger: logger, byKey: map[string]int{}}
 }
 
 // add takes the counts of verdicts just stored; their resources become
@@ -136,7 +133,7 @@ func (c *committedCounts) deliver(rcs []resourceCounts) {
 	}
 	md, n := metricsOf(rcs)
 	if err := c.handOn(context.Background(), md); err != nil {
-		c.lost(n, err)
+		c.logger.Error("verdict count connector: counts stored but refused downstream", zap.Int("points", n), zap.Error(err))
 	}
 }
 

@@ -314,7 +314,7 @@ func (e *verdictExporter) rebuild(f *os.File, size int64) (rebuildStats, error) 
 	r.stats.IDs = len(ids)
 	if e.page != nil {
 		e.page.add(items, now)
-		_, _, _, r.stats.Turns, r.stats.Links = e.page.snapshot(time.Time{}, now)
+		r.stats.Turns, r.stats.Links = e.page.counts()
 	}
 	return r.stats, nil
 }

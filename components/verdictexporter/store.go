@@ -168,6 +168,13 @@ func dropFront[T any](s []*T, n int) []*T {
 	return s
 }
 
+// counts is how many turns and link changes the store keeps.
+func (p *pageStore) counts() (turns, links int) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.turns), len(p.links)
+}
+
 // snapshot copies what the page shows of [from, now] (from zero: all kept
 // within keep.age) and the installations kept.
 func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.Turn, links []dayreport.LinkChange, installations []string, kept, keptLinks int) {

@@ -273,14 +273,7 @@ func (h *harness) collect(td ptrace.Traces) {
 func (h *harness) verdicts() []ptrace.Span {
 	var out []ptrace.Span
 	for _, td := range h.out {
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			ss := td.ResourceSpans().At(i).ScopeSpans()
-			for j := 0; j < ss.Len(); j++ {
-				for k := 0; k < ss.At(j).Spans().Len(); k++ {
-					out = append(out, ss.At(j).Spans().At(k))
-				}
-			}
-		}
+		out = append(out, verdictSpans(td)...)
 	}
 	return out
 }

@@ -131,11 +131,11 @@ func (c *cycler) loop() {
 	for {
 		select {
 		case <-c.kick:
+			c.runNext()
 		case <-c.quit:
 			c.runNext()
 			return
 		}
-		c.runNext()
 	}
 }
 

@@ -83,23 +83,20 @@ func (p *verdictProcessor) appendVerdict(td ptrace.Traces, d *decision, now time
 	verdict.Append(td, d.resource, &r, p.epoch)
 }
 
-// appendJoined (emit: turns) writes d's trace into td as its joined
-// spans: the voice.turn, its units and its takes, under the phone's
-// resource, for the stage that keeps the turn's launch to decide.
-func appendJoined(td ptrace.Traces, d *decision) {
-	verdict.AppendTrace(td, &d.joined)
-}
-
-// verdictBatch writes the verdict spans of ds (with emit: turns, their
-// joined spans) into a batch of their own.
+// verdictBatch writes the verdict spans of ds into a batch of their own;
+// with emit: turns, their traces as joined spans instead (the voice.turn,
+// its units and its takes, under the phone's resource), for the stage that
+// keeps the turn's launch to decide.
 func (p *verdictProcessor) verdictBatch(ds []decision) ptrace.Traces {
 	td := ptrace.NewTraces()
+	if p.emitTurns {
+		for i := range ds {
+			verdict.AppendTrace(td, &ds[i].joined)
+		}
+		return td
+	}
 	now := p.now()
 	for i := range ds {
-		if p.emitTurns {
-			appendJoined(td, &ds[i])
-			continue
-		}
 		p.appendVerdict(td, &ds[i], now)
 	}
 	return td

@@ -178,13 +178,8 @@ func readGoldenOut(t *testing.T, path string) ptrace.Traces {
 
 func verdictSpans(td ptrace.Traces) []ptrace.Span {
 	var out []ptrace.Span
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		ss := td.ResourceSpans().At(i).ScopeSpans()
-		for j := 0; j < ss.Len(); j++ {
-			for k := 0; k < ss.At(j).Spans().Len(); k++ {
-				out = append(out, ss.At(j).Spans().At(k))
-			}
-		}
+	for _, s := range verdict.Spans(td) {
+		out = append(out, s)
 	}
 	return out
 }

@@ -105,7 +105,7 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		tel:           tel,
 		next:          next,
 		now:           time.Now,
-		emitAll:       cfg.Emit != EmitVerdicts && cfg.Emit != EmitTurns,
+		emitAll:       cfg.Emit == EmitAll,
 		emitTurns:     cfg.Emit == EmitTurns,
 		labels:        newLabelBudget(cfg.Counters.Installations, cfg.Counters.Idle),
 		inflight:      map[pcommon.TraceID]int{},

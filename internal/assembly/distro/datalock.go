@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	"github.com/percause/percause/components/sharedstorage"
+	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // dataLockFile is the file in a storage directory (file_storage's,
@@ -73,10 +75,7 @@ func lockedStorageFactory(inner extension.Factory, directory func(component.Conf
 // collectorInstance names the collector an extension belongs to: its
 // service.instance.id, made anew at each start (telemetry.go).
 func collectorInstance(set extension.Settings) string {
-	if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok {
-		return v.AsString()
-	}
-	return ""
+	return verdict.AttrString(set.Resource.Attributes(), semconv.ServiceInstanceID)
 }
 
 // lockedStorage holds its directory's lock from Start to Shutdown.
@@ -142,9 +141,7 @@ func holdDataFolder(dir, collector string) (release func(), err error) {
 	h := heldFolders.by[key]
 	switch {
 	case h != nil && h.collector != collector:
-		b := make([]byte, 512)
-		n, _ := h.f.ReadAt(b, 0)
-		return nil, inUse(dir, filepath.Join(dir, dataLockFile), b[:n])
+		return nil, inUse(dir, filepath.Join(dir, dataLockFile), h.f)
 	case h == nil:
 		f, err := lockDataFolder(dir)
 		if err != nil {
@@ -182,10 +179,8 @@ func lockDataFolder(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("locking the data folder %s: %w", dir, err)
 	}
 	if held {
-		b := make([]byte, 512)
-		n, _ := f.ReadAt(b, 0)
-		f.Close()
-		return nil, inUse(dir, path, b[:n])
+		defer f.Close()
+		return nil, inUse(dir, path, f)
 	}
 	me := fmt.Sprintf("percause pid %d (started %s)\n", os.Getpid(), time.Now().Format(time.RFC3339))
 	if err = f.Truncate(0); err == nil {
@@ -200,8 +195,10 @@ func lockDataFolder(dir string) (*os.File, error) {
 
 // inUse is the refusal of a folder another collector holds, naming it
 // from what it wrote in the lock file.
-func inUse(dir, path string, written []byte) error {
-	holder := strings.TrimSpace(string(written))
+func inUse(dir, path string, lock *os.File) error {
+	b := make([]byte, 512)
+	n, _ := lock.ReadAt(b, 0)
+	holder := strings.TrimSpace(string(b[:n]))
 	if holder == "" {
 		holder = "another process (it has not named itself in " + path + " yet)"
 	}

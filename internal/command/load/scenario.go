@@ -263,16 +263,25 @@ func NewRatio(of, to Side) Ratio {
 		RequestP50Ms: div(of.RequestP50Ms, to.RequestP50Ms),
 		RequestP99Ms: div(of.RequestP99Ms, to.RequestP99Ms),
 		TurnsPerSec:  div(of.TurnsPerSec, to.TurnsPerSec)}
-	for i := range min(len(of.RoundCPUPerSpan), len(to.RoundCPUPerSpan)) {
-		v := div(of.RoundCPUPerSpan[i], to.RoundCPUPerSpan[i])
-		if i == 0 || v < r.RoundsMin {
-			r.RoundsMin = v
+	rounds := make([]float64, min(len(of.RoundCPUPerSpan), len(to.RoundCPUPerSpan)))
+	for i := range rounds {
+		rounds[i] = div(of.RoundCPUPerSpan[i], to.RoundCPUPerSpan[i])
+	}
+	r.RoundsMin, r.RoundsMax = MinMax(rounds)
+	return r
+}
+
+// MinMax is the least and the greatest of vs (0, 0 when empty).
+func MinMax(vs []float64) (lo, hi float64) {
+	for i, v := range vs {
+		if i == 0 || v < lo {
+			lo = v
 		}
-		if i == 0 || v > r.RoundsMax {
-			r.RoundsMax = v
+		if i == 0 || v > hi {
+			hi = v
 		}
 	}
-	return r
+	return lo, hi
 }
 
 func div(a, b float64) float64 {

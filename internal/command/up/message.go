@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/percause/percause/dashboards"
@@ -73,8 +74,9 @@ func parsePayload(b []byte) (amPayload, error) {
 
 // causeOf is the verdict cause whose turn an alert names, by alert name,
 // as the rules say it (their percause_cause label); alerts without one
-// name no turn.
-var causeOf = func() map[string]string {
+// name no turn. Made on first use: the rules are formatted whole, which
+// no other percause command needs to pay for at start.
+var causeOf = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for _, a := range dashboards.Alerts() {
 		if a.Cause != "" {
@@ -82,7 +84,7 @@ var causeOf = func() map[string]string {
 		}
 	}
 	return m
-}()
+})
 
 // movementAlerts fire for the window after a movement, then resolve.
 var movementAlerts = map[string]bool{
@@ -153,7 +155,7 @@ func compose(a amAlert, turn *Turn, mc messageContext) message {
 			m.TallyAfter = &after
 			reading = fmt.Sprintf("pool_reset at %d on its launch's first turn", after)
 		default:
-			reading = clauseOf(turn.Evidence, causeOf[name])
+			reading = clauseOf(turn.Evidence, causeOf()[name])
 		}
 		line := fmt.Sprintf("%s on installation %s: %s.", reading, m.Installation, on)
 		if a.Status == statusResolved {

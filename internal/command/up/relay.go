@@ -180,7 +180,7 @@ func (r *relay) notify(ctx context.Context, a amAlert) error {
 // Prometheus before the turn that moved has ended. waited reports a firing
 // alert whose turn never came.
 func (r *relay) turnOf(ctx context.Context, a amAlert) (turn *Turn, waited bool) {
-	cause, inst := causeOf[a.Labels[labelAlertname]], a.Labels[labelInstallation]
+	cause, inst := causeOf()[a.Labels[labelAlertname]], a.Labels[labelInstallation]
 	if cause == "" || inst == "" {
 		return nil, false
 	}

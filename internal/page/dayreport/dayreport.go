@@ -241,7 +241,7 @@ func readTurn(t *Turn, s ptrace.Span) {
 	if v, ok := a.Get(semconv.NetworkConnectionType); ok && t.Link == "" {
 		t.Link = v.AsString()
 	}
-	readDone(t, a, true)
+	readDone(t, a)
 }
 
 // readRecord takes what a verdict says: its own readings over what t
@@ -299,18 +299,16 @@ func (t *Turn) readRecord(r *verdict.Record) {
 	}
 }
 
-// readDone reads the done reading's readings from a span's attributes: over
-// what t holds when replace (the voice.turn span's), else only those t
-// lacks (the verdict's).
-func readDone(t *Turn, a pcommon.Map, replace bool) {
-	if v, ok := verdict.AttrNumber(a, semconv.TurnSpeechEndPost); ok && (replace || t.SpeechEndToPost == nil) {
+// readDone reads the done reading's readings from the voice.turn span's
+// attributes, over what t holds.
+func readDone(t *Turn, a pcommon.Map) {
+	if v, ok := verdict.AttrNumber(a, semconv.TurnSpeechEndPost); ok {
 		t.SpeechEndToPost = &v
 	}
-	if v, ok := verdict.AttrNumber(a, semconv.TurnNotSent); ok && (replace || t.NotSent == nil) {
+	if v, ok := verdict.AttrNumber(a, semconv.TurnNotSent); ok {
 		t.NotSent = &v
 	}
-	if v, ok := a.Get(semconv.PoolResets); ok && v.Type() == pcommon.ValueTypeInt && (replace || t.PoolResets == nil) {
-		n := v.Int()
+	if n, ok := verdict.AttrInt(a, semconv.PoolResets); ok {
 		t.PoolResets = &n
 	}
 }
