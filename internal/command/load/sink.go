@@ -23,8 +23,8 @@ type Sink struct {
 	URL string // its traces endpoint, http://127.0.0.1:PORT/v1/traces
 
 	spans, undecodable atomic.Int64
-	srv                          *http.Server
-	done                         chan struct{}
+	srv                *http.Server
+	done               chan struct{}
 }
 
 // StartSink listens on addr (host:port; "127.0.0.1:0" for a free port).
