@@ -13,10 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configtelemetry"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/service/telemetry"
+	otelconf "go.opentelemetry.io/contrib/otelconf/v0.3.0"
 	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdkresource "go.opentelemetry.io/otel/sdk/resource"
 	"go.uber.org/zap"
@@ -177,6 +180,15 @@ func createMeterProvider(_ context.Context, set telemetry.MeterSettings, cfg com
 		})
 	}
 	opts := []sdkmetric.Option{sdkmetric.WithResource(sdkresource.NewSchemaless(attrs...))}
+	if set.DefaultViews != nil {
+		views, err := viewsAt(c.Metrics.Level, set.DefaultViews)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range views {
+			opts = append(opts, sdkmetric.WithView(v))
+		}
+	}
 	mp := &meterProvider{}
 	if c.Metrics.Level != "none" {
 		for _, r := range c.Metrics.Readers {
@@ -210,4 +222,88 @@ func createMeterProvider(_ context.Context, set telemetry.MeterSettings, cfg com
 	}
 	mp.MeterProvider = sdkmetric.NewMeterProvider(opts...)
 	return mp, nil
+}
+
+// viewsAt is the service's default views at a metrics level, as upstream's
+// telemetry applies them: below detailed they drop, among others, the HTTP
+// server's own histograms of every request (otelhttp) and the processors'
+// internal duration, so a collector at normal neither serves them nor pays
+// for recording them.
+func viewsAt(level string, defaults func(configtelemetry.Level) []otelconf.View) ([]sdkmetric.View, error) {
+	var lv configtelemetry.Level
+	if level == "" {
+		level = "normal"
+	}
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("telemetry: metrics level: %w", err)
+	}
+	var views []sdkmetric.View
+	for _, v := range defaults(lv) {
+		sv, err := viewOf(v)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: default view: %w", err)
+		}
+		views = append(views, sv)
+	}
+	return views, nil
+}
+
+// viewOf is one configured view as the metrics SDK's: its selector, and a
+// stream that drops the instrument or filters its attributes (what the
+// service's default views use; other aggregations are refused).
+func viewOf(v otelconf.View) (sdkmetric.View, error) {
+	if v.Selector == nil {
+		return nil, errors.New("a view without a selector")
+	}
+	if v.Selector.InstrumentType != nil {
+		return nil, fmt.Errorf("view selector by instrument type %q: not supported", *v.Selector.InstrumentType)
+	}
+	inst := sdkmetric.Instrument{
+		Name: deref(v.Selector.InstrumentName),
+		Unit: deref(v.Selector.Unit),
+		Scope: instrumentation.Scope{
+			Name:      deref(v.Selector.MeterName),
+			Version:   deref(v.Selector.MeterVersion),
+			SchemaURL: deref(v.Selector.MeterSchemaUrl),
+		},
+	}
+	var stream sdkmetric.Stream
+	if vs := v.Stream; vs != nil {
+		stream.Name, stream.Description = deref(vs.Name), deref(vs.Description)
+		if a := vs.Aggregation; a != nil {
+			switch {
+			case a.Drop != nil:
+				stream.Aggregation = sdkmetric.AggregationDrop{}
+			case a.Default != nil:
+			default:
+				return nil, errors.New("a view's aggregation other than drop: not supported")
+			}
+		}
+		if k := vs.AttributeKeys; k != nil {
+			stream.AttributeFilter = keysFilter(k.Included, k.Excluded)
+		}
+	}
+	return sdkmetric.NewView(inst, stream), nil
+}
+
+// keysFilter keeps the attributes named in included (all when it is empty)
+// that excluded does not name.
+func keysFilter(included, excluded []string) attribute.Filter {
+	in, ex := make(map[attribute.Key]bool, len(included)), make(map[attribute.Key]bool, len(excluded))
+	for _, k := range included {
+		in[attribute.Key(k)] = true
+	}
+	for _, k := range excluded {
+		ex[attribute.Key(k)] = true
+	}
+	return func(kv attribute.KeyValue) bool {
+		return (len(in) == 0 || in[kv.Key]) && !ex[kv.Key]
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
