@@ -36,7 +36,8 @@ import (
 //	  resource: {key: value}
 //	  logs: {level: info, encoding: console}
 //	  metrics:
-//	    level: normal            # none turns the metrics off
+//	    level: normal            # none turns the metrics off; below detailed the
+//	                             # service's default views drop what upstream drops
 //	    readers:
 //	      - pull: {exporter: {prometheus: {host: 127.0.0.1, port: 8888}}}
 //
