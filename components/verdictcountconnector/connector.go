@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -390,12 +391,33 @@ func add(points []point, e verdict.Counted) []point {
 
 // metricsOf writes counts as metrics, and how many points they are. The
 // resources move into them: rcs's are the counts' own copies.
+//
+// Under each resource, the points of one installation go on in a resource
+// entry of their own. The Prometheus exporter keeps, for every series, the
+// resource of the delivery that last changed it, and so everything that
+// entry holds: with every installation's points in one entry, each
+// installation that went quiet kept its last whole delivery alive (50 MB
+// for 300 of them beside 400 busy ones, TestQuietInstallationsKeepOnlyTheirOwnCounts);
+// apart, it keeps its own few points.
 func metricsOf(rcs []resourceCounts) (pmetric.Metrics, int) {
 	md := pmetric.NewMetrics()
 	n := 0
 	for _, rc := range rcs {
-		appendResource(md, rc.res, rc.points, rc.ts)
 		n += len(rc.points)
+		slices.SortStableFunc(rc.points, func(a, b point) int { return strings.Compare(a.attrs[2], b.attrs[2]) })
+		for start := 0; start < len(rc.points); {
+			end := start + 1
+			for end < len(rc.points) && rc.points[end].attrs[2] == rc.points[start].attrs[2] {
+				end++
+			}
+			res := rc.res
+			if end < len(rc.points) {
+				res = pcommon.NewResource()
+				rc.res.CopyTo(res)
+			}
+			appendResource(md, res, rc.points[start:end], rc.ts)
+			start = end
+		}
 	}
 	return md, n
 }

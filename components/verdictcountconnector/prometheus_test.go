@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testsupport/testenv"
@@ -87,4 +89,64 @@ func TestEveryCountReachesPrometheus(t *testing.T) {
 	if want := float64(senders * each); got != want {
 		t.Errorf("the scrape counts %v turns of %v counted", got, want)
 	}
+}
+
+// TestQuietInstallationsKeepOnlyTheirOwnCounts: the Prometheus exporter
+// keeps, for each series, the resource of the delivery that last changed it,
+// and with it everything that resource holds. Deliveries come from the real
+// hand-on into the real exporter (resource attributes made labels, as in
+// local.yaml): each one counts a turn of one installation that then goes
+// quiet, beside turns of busy installations that every later delivery
+// counts again. What the exporter still holds must grow with the series,
+// not with every delivery's points that a quiet installation's series was
+// handed on with.
+func TestQuietInstallationsKeepOnlyTheirOwnCounts(t *testing.T) {
+	f := prometheusexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)
+	cfg.ServerConfig.NetAddr.Endpoint = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	cfg.ResourceConstantLabels.Included = []string{semconv.AppInstallationID, "service.name", "service.instance.id", "service.version"}
+	exp, err := f.CreateMetrics(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	counts := newCommittedCounts(0, exp.ConsumeMetrics, zap.NewNop())
+
+	const quiet, busy = 300, 400
+	res := pcommon.NewResource()
+	res.Attributes().PutStr("service.name", "pippa-phone")
+	res.Attributes().PutStr("service.version", "1.0.0")
+	delivery := func(d int) []resourceCounts {
+		rc := resourceCounts{res: pcommon.NewResource(), ts: pcommon.Timestamp(1)}
+		res.CopyTo(rc.res)
+		rc.points = append(rc.points, point{metric: MetricTurns, attrs: [3]string{"network", "wifi", fmt.Sprintf("quiet-%d", d)}, count: 1})
+		for b := range busy {
+			rc.points = append(rc.points, point{metric: MetricTurns, attrs: [3]string{"none", "wifi", fmt.Sprintf("busy-%d", b)}, count: 1})
+		}
+		return []resourceCounts{rc}
+	}
+	counts.add(delivery(0)) // the exporter's own first-use allocations
+	held := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := held()
+	for d := 1; d <= quiet; d++ {
+		counts.add(delivery(d))
+	}
+	after := held()
+	perSeries := int64(after-before) / quiet
+	t.Logf("the exporter holds %d bytes more for %d more series (%d a series)", after-before, quiet, perSeries)
+	// A series of its own costs the exporter about 2 KB; one that kept
+	// its whole delivery alive would cost that delivery's 400 points.
+	if perSeries > 8<<10 {
+		t.Errorf("each series holds %d bytes: the quiet installations' series keep their whole deliveries", perSeries)
+	}
+	runtime.KeepAlive(counts)
 }
