@@ -426,6 +426,9 @@ func metricsOf(rcs []resourceCounts) (pmetric.Metrics, int) {
 // per counter, every point starting and ending at the events' time (the
 // verdict processor's epoch), so the Prometheus exporter adds them up.
 func appendResource(md pmetric.Metrics, res pcommon.Resource, points []point, ts pcommon.Timestamp) {
+	// The Prometheus exporter joins the resource's attributes into each
+	// point's (resource_constant_labels): room for them saves it a copy.
+	room := 3 + res.Attributes().Len()
 	rm := md.ResourceMetrics().AppendEmpty()
 	res.MoveTo(rm.Resource())
 	sm := rm.ScopeMetrics().AppendEmpty()
@@ -450,7 +453,7 @@ func appendResource(md pmetric.Metrics, res pcommon.Resource, points []point, ts
 			}
 			dp := sum.DataPoints().AppendEmpty()
 			a := dp.Attributes()
-			a.EnsureCapacity(3)
+			a.EnsureCapacity(room)
 			a.PutStr(semconv.VerdictCause, p.attrs[0])
 			a.PutStr(semconv.NetworkConnectionType, p.attrs[1])
 			if p.attrs[2] != "" {
