@@ -345,6 +345,17 @@ func TestStrictLinesShowOnlyWhereInjected(t *testing.T) {
 	}
 }
 
+// firstReadOf returns the messages of status line s as they first read.
+func firstReadOf(r Readings, s string) []string {
+	var out []string
+	for i, st := range r.LinkStatuses {
+		if st == s {
+			out = append(out, r.LinkMessages[i])
+		}
+	}
+	return out
+}
+
 // shownOf returns the messages of status line s as they last read.
 func shownOf(r Readings, s string) []string {
 	var out []string
@@ -433,8 +444,11 @@ func TestHeldPost(t *testing.T) {
 	if shared.SpeechEndToPost <= budget || shared.NotSent < 2 {
 		t.Errorf("shared pool: speech end to post %.2f s, not sent %.2f s; want over %.0f s, and not sent 2 s or more", shared.SpeechEndToPost, shared.NotSent, budget)
 	}
-	if got := shownOf(shared, semconv.LinkStatusNotSent); !slices.ContainsFunc(got, func(m string) bool { return strings.HasSuffix(m, "(6 other calls open).") }) {
-		t.Errorf("shared pool: %q, want the six downloads counted as the other calls open", got)
+	// As the line first reads, about 4 s after her end of speech, the six
+	// downloads run for 4 s more. As it last reads, just before the post
+	// leaves, they are ending: one may have, on a busy machine.
+	if got := firstReadOf(shared, semconv.LinkStatusNotSent); !slices.ContainsFunc(got, func(m string) bool { return strings.HasSuffix(m, "(6 other calls open).") }) {
+		t.Errorf("shared pool: %q as first read, want the six downloads counted as the other calls open", got)
 	}
 	if split.SpeechEndToPost > budget || split.NotSent != 0 {
 		t.Errorf("lanes split: speech end to post %.2f s, not sent %.2f s; want within %.0f s and 0", split.SpeechEndToPost, split.NotSent, budget)
