@@ -345,23 +345,17 @@ func TestStrictLinesShowOnlyWhereInjected(t *testing.T) {
 	}
 }
 
-// firstReadOf returns the messages of status line s as they first read.
-func firstReadOf(r Readings, s string) []string {
-	var out []string
-	for i, st := range r.LinkStatuses {
-		if st == s {
-			out = append(out, r.LinkMessages[i])
-		}
-	}
-	return out
-}
+// firstReadOf returns the messages of status line s as they first read;
+// shownOf as they last read.
+func firstReadOf(r Readings, s string) []string { return linesOf(r, s, r.LinkMessages) }
+func shownOf(r Readings, s string) []string     { return linesOf(r, s, r.LinkShown) }
 
-// shownOf returns the messages of status line s as they last read.
-func shownOf(r Readings, s string) []string {
+// linesOf returns texts[i] of each status line i that is s.
+func linesOf(r Readings, s string, texts []string) []string {
 	var out []string
 	for i, st := range r.LinkStatuses {
 		if st == s {
-			out = append(out, r.LinkShown[i])
+			out = append(out, texts[i])
 		}
 	}
 	return out

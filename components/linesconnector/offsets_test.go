@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -64,7 +62,7 @@ func TestFilelogReadsEachLineOnceAcrossARestart(t *testing.T) {
 			}
 			return true
 		})
-		tel := scrapeTelemetry(t, col.TelemetryURL)
+		tel := []byte(testenv.GetBody(t, col.TelemetryURL))
 		return sumOf(tel, linesReadMetric, ""), sumOf(tel, receiverReadMetric, filelogReceiver)
 	}
 
@@ -94,20 +92,6 @@ func TestFilelogReadsEachLineOnceAcrossARestart(t *testing.T) {
 			}
 		}
 	}
-}
-
-func scrapeTelemetry(t *testing.T, url string) []byte {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // sumOf adds up every series of metric in a Prometheus text exposition;

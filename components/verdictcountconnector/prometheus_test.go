@@ -13,6 +13,7 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -28,17 +29,7 @@ import (
 // every one. (Handed on concurrently, the exporter's read-then-store of
 // each delta loses some.)
 func TestEveryCountReachesPrometheus(t *testing.T) {
-	f := prometheusexporter.NewFactory()
-	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)
-	cfg.ServerConfig.NetAddr.Endpoint = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	exp, err := f.CreateMetrics(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, cfg := startPrometheus(t, nil)
 	c := newCounter(t, exp)
 
 	// One golden verdict, sent again under new span IDs: every copy counts
@@ -101,18 +92,7 @@ func TestEveryCountReachesPrometheus(t *testing.T) {
 // not with every delivery's points that a quiet installation's series was
 // handed on with.
 func TestQuietInstallationsKeepOnlyTheirOwnCounts(t *testing.T) {
-	f := prometheusexporter.NewFactory()
-	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)
-	cfg.ServerConfig.NetAddr.Endpoint = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	cfg.ResourceConstantLabels.Included = []string{semconv.AppInstallationID, "service.name", "service.instance.id", "service.version"}
-	exp, err := f.CreateMetrics(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, _ := startPrometheus(t, []string{semconv.AppInstallationID, "service.name", "service.instance.id", "service.version"})
 	counts := newCommittedCounts(0, exp.ConsumeMetrics, zap.NewNop())
 
 	const quiet, busy = 300, 400
@@ -149,4 +129,24 @@ func TestQuietInstallationsKeepOnlyTheirOwnCounts(t *testing.T) {
 		t.Errorf("each series holds %d bytes: the quiet installations' series keep their whole deliveries", perSeries)
 	}
 	runtime.KeepAlive(counts)
+}
+
+// startPrometheus starts the real Prometheus exporter on a free loopback
+// port, the resource attributes named in labels made labels
+// (resource_constant_labels), and shuts it down when the test ends.
+func startPrometheus(t *testing.T, labels []string) (exporter.Metrics, *prometheusexporter.Config) {
+	t.Helper()
+	f := prometheusexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)
+	cfg.ServerConfig.NetAddr.Endpoint = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	cfg.ResourceConstantLabels.Included = labels
+	exp, err := f.CreateMetrics(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return exp, cfg
 }

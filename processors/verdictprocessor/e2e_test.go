@@ -112,7 +112,7 @@ func TestEndToEnd(t *testing.T) {
 	if fmt.Sprint(implicated) != fmt.Sprint(wantImplicated) {
 		t.Fatalf("%s by cause = %v, want %v", semconv.PromImplicatedTotal, implicated, wantImplicated)
 	}
-	body := scrape(t, col.PromURL)
+	body := testenv.GetBody(t, col.PromURL)
 	if !strings.Contains(body, `app_installation_id="install-1"`) {
 		t.Errorf("verdict counters lack the installation label:\n%s", grepLines(body, semconv.PromTurnsTotal))
 	}
@@ -134,7 +134,7 @@ func TestEndToEnd(t *testing.T) {
 	// The names are the ones the pipeline dashboard reads
 	// (dashboards/pipeline.go), as the collector's Prometheus reader writes
 	// them.
-	tel := scrape(t, col.TelemetryURL)
+	tel := testenv.GetBody(t, col.TelemetryURL)
 	for _, w := range []struct {
 		series string // name, or name{label="value"
 		want   float64
@@ -187,27 +187,13 @@ func postTraces(t *testing.T, base string, td ptrace.Traces) {
 	}
 }
 
-func scrape(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
 // scrapeCounter sums a counter by "cause/link".
 func scrapeCounter(t *testing.T, url, name string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	sc := bufio.NewScanner(strings.NewReader(scrape(t, url)))
+	sc := bufio.NewScanner(strings.NewReader(testenv.GetBody(t, url)))
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {

@@ -3,7 +3,6 @@ package distro
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -65,7 +64,7 @@ func TestTelemetryAppliesTheDefaultViews(t *testing.T) {
 			chatty.Record(ctx, 0.5)
 			failed, _ := mp.Meter("test").Int64Counter("otelcol_test_failed_sends")
 			failed.Add(ctx, 2, metric.WithAttributes(attribute.String("error.type", "refused"), attribute.String("exporter", "x")))
-			body := get(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			body := testenv.GetBody(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 			if got := strings.Contains(body, "http_server_request_duration"); got != tc.wantChatty {
 				t.Errorf("the dropped meter's histogram served: %v, want %v:\n%s", got, tc.wantChatty, body)
 			}
@@ -113,7 +112,7 @@ func TestCollectorAtNormalLevelServesNoHTTPHistograms(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("POST /v1/traces: %s", resp.Status)
 			}
-			body := get(t, c.TelemetryURL)
+			body := testenv.GetBody(t, c.TelemetryURL)
 			if !strings.Contains(body, "otelcol_receiver_accepted_spans") && !strings.Contains(body, "otelcol_process_uptime") {
 				t.Fatalf("the collector's own metrics are not served:\n%s", body)
 			}
@@ -122,18 +121,4 @@ func TestCollectorAtNormalLevelServesNoHTTPHistograms(t *testing.T) {
 			}
 		})
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
