@@ -395,7 +395,7 @@ func add(points []point, e verdict.Counted) []point {
 // pointsPerEntry. The Prometheus exporter keeps, for every series, the
 // resource of the delivery that last changed it, and so everything that
 // entry holds: with a whole delivery in one entry, each installation that
-// went quiet kept its last whole delivery alive (72 KB a quiet series in
+// went quiet kept its last whole delivery alive (168 KB a quiet series in
 // TestQuietInstallationsKeepOnlyTheirOwnCounts), 4.9 KB in entries of 8.
 // An entry for each installation held 2 KB, but cost 1.03 of the CPU per
 // span at 64 senders (an entry, its resource copy and the exporter's work
