@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // launchesOf reads, from what the connector emitted, each turn's launch by
@@ -20,25 +21,16 @@ func launchesOf(t *testing.T, sink *consumertest.TracesSink) map[string]map[stri
 	t.Helper()
 	out := map[string]map[string]bool{}
 	for _, td := range sink.AllTraces() {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			rs := rss.At(i)
-			sss := rs.ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					s := spans.At(k)
-					if s.Name() != semconv.SpanVoiceTurn {
-						continue
-					}
-					link, _ := s.Attributes().Get(semconv.NetworkConnectionType)
-					inst, _ := rs.Resource().Attributes().Get(semconv.ServiceInstanceID)
-					if out[link.AsString()] == nil {
-						out[link.AsString()] = map[string]bool{}
-					}
-					out[link.AsString()][inst.AsString()] = true
-				}
+		for res, s := range verdict.Spans(td) {
+			if s.Name() != semconv.SpanVoiceTurn {
+				continue
 			}
+			link, _ := s.Attributes().Get(semconv.NetworkConnectionType)
+			inst, _ := res.Attributes().Get(semconv.ServiceInstanceID)
+			if out[link.AsString()] == nil {
+				out[link.AsString()] = map[string]bool{}
+			}
+			out[link.AsString()][inst.AsString()] = true
 		}
 	}
 	return out

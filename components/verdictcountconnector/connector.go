@@ -396,10 +396,8 @@ func add(points []point, e verdict.Counted) []point {
 // resource of the delivery that last changed it, and so everything that
 // entry holds: with a whole delivery in one entry, each installation that
 // went quiet kept its last whole delivery alive (168 KB a quiet series in
-// TestQuietInstallationsKeepOnlyTheirOwnCounts), 4.9 KB in entries of 8.
-// An entry for each installation held 2 KB, but cost 1.03 of the CPU per
-// span at 64 senders (an entry, its resource copy and the exporter's work
-// on it for every 1.4 points); entries of 8 measured 0.98 and 1.00.
+// TestQuietInstallationsKeepOnlyTheirOwnCounts; 4.9 KB in entries of 8;
+// docs/decisions/0244 compares the other ways to cut them).
 func metricsOf(rcs []resourceCounts) (pmetric.Metrics, int) {
 	md := pmetric.NewMetrics()
 	n := 0

@@ -203,14 +203,7 @@ func (s *stagingClient) commit(err error) {
 // shared commit is done; a failed commit makes none.
 func TestStagedCountsWaitForTheCommit(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
-	cfg := createDefaultConfig().(*Config)
-	cc, err := createTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cc.(*counter)
-	sc := &stagingClient{}
-	c.store = &countedStore{client: sc, stage: sc, recent: cfg.Recent, nextSeq: 1}
+	c, sc := stagedCounter(t, createDefaultConfig().(*Config), sink)
 	td := verdictBatches(t)[0]
 	if err := c.ConsumeTraces(context.Background(), td); err != nil {
 		t.Fatal(err)
