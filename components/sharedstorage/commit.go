@@ -259,12 +259,11 @@ func newTelemetry(b *metadata.TelemetryBuilder) *telemetry {
 // committed counts one transaction that carried stagedOps staged
 // operations.
 func (t *telemetry) committed(ctx context.Context, trigger string, stagedOps int, err error) {
-	attrs := t.trigger[trigger]
-	t.b.ExtensionSharedStorageCommits.Add(ctx, 1, attrs)
+	t.b.ExtensionSharedStorageCommits.AddFor(trigger, 1)
 	if err != nil {
-		t.b.ExtensionSharedStorageCommitErrors.Add(ctx, 1, attrs)
+		t.b.ExtensionSharedStorageCommitErrors.Add(ctx, 1, t.trigger[trigger])
 	}
 	if stagedOps > 0 {
-		t.b.ExtensionSharedStorageStaged.Add(ctx, int64(stagedOps), attrs)
+		t.b.ExtensionSharedStorageStaged.AddFor(trigger, int64(stagedOps))
 	}
 }

@@ -126,6 +126,7 @@ func (s *sharedStorage) Shutdown(ctx context.Context) error {
 	if db != nil {
 		err = db.shutdown(ctx)
 	}
+	s.tel.b.Shutdown()
 	return errors.Join(err, s.files.Shutdown(ctx))
 }
 

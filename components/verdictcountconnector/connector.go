@@ -171,6 +171,7 @@ func (c *counter) Start(ctx context.Context, host component.Host) error {
 // the storage client.
 func (c *counter) Shutdown(ctx context.Context) error {
 	c.committed.stop()
+	defer c.tel.Shutdown()
 	if c.store == nil {
 		return nil
 	}
@@ -197,7 +198,7 @@ type point struct {
 func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	ids, rcs, dups, err := c.claim(ctx, td)
 	if dups > 0 {
-		c.tel.ConnectorVerdictcountDuplicates.Add(ctx, dups)
+		c.tel.ConnectorVerdictcountDuplicates.Add(dups)
 	}
 	if err != nil || len(ids) == 0 {
 		return err
@@ -217,7 +218,7 @@ func (c *counter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if err != nil {
 		return err
 	}
-	c.tel.ConnectorVerdictcountVerdicts.Add(ctx, int64(len(ids)))
+	c.tel.ConnectorVerdictcountVerdicts.Add(int64(len(ids)))
 	return nil
 }
 
@@ -249,7 +250,7 @@ func (c *counter) countStored(ctx context.Context, ids []pcommon.SpanID, rcs []r
 		// lost, and said so.
 		c.committed.add(rcs)
 		c.settle(ids, true)
-		c.tel.ConnectorVerdictcountVerdicts.Add(context.Background(), int64(len(ids)))
+		c.tel.ConnectorVerdictcountVerdicts.Add(int64(len(ids)))
 		return nil
 	}
 	return c.store.commit(ctx, ops, done)

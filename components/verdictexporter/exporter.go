@@ -152,6 +152,7 @@ func (e *verdictExporter) Shutdown(ctx context.Context) error {
 		errs = errors.Join(errs, e.f.Close())
 		e.f = nil
 	}
+	e.tel.Shutdown()
 	return errs
 }
 
@@ -195,7 +196,7 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		}
 	}
 	if dup > 0 {
-		e.tel.ExporterVerdictsDuplicate.Add(ctx, int64(dup))
+		e.tel.ExporterVerdictsDuplicate.Add(int64(dup))
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -229,10 +230,10 @@ func (e *verdictExporter) keep(ctx context.Context, spans []pageSpan) {
 	}
 	added, evicted := e.page.add(items, e.now())
 	if added > 0 {
-		e.tel.ExporterVerdictsPageKept.Add(ctx, int64(added))
+		e.tel.ExporterVerdictsPageKept.Add(int64(added))
 	}
 	if evicted > 0 {
-		e.tel.ExporterVerdictsPageEvicted.Add(ctx, int64(evicted))
+		e.tel.ExporterVerdictsPageEvicted.Add(int64(evicted))
 	}
 }
 
@@ -282,10 +283,10 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []p
 		e.recent.Add(ps.s.SpanID())
 	}
 	if v := len(fresh) - links; v > 0 {
-		e.tel.ExporterVerdictsWritten.Add(ctx, int64(v))
+		e.tel.ExporterVerdictsWritten.Add(int64(v))
 	}
 	if links > 0 {
-		e.tel.ExporterVerdictsLinkChangesWritten.Add(ctx, int64(links))
+		e.tel.ExporterVerdictsLinkChangesWritten.Add(int64(links))
 	}
 	return nil
 }

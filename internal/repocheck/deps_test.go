@@ -138,7 +138,7 @@ var rules = []rule{
 		name:      "the leaves",
 		from:      []string{"internal/leaf/..."},
 		forbidden: oursExcept("internal/leaf/..."),
-		why:       "internal/leaf/ holds the small parts every layer may share (the ID ring, free ports, following a file, the loopback test): they import nothing of this module but each other",
+		why:       "internal/leaf/ holds the small parts every layer may share (the ID ring, observed counts, free ports, following a file, the loopback test): they import nothing of this module but each other",
 	},
 	{
 		name:      "the page",
@@ -188,8 +188,8 @@ var rules = []rule{
 	{
 		name:      "the verdict processor",
 		from:      []string{"processors/..."},
-		forbidden: oursExcept("processors/...", "instr/semconv", "internal/leaf/idring", "verdict/..."),
-		why:       "the processor reads names from instr/semconv and turns through verdict/, never the client library (internal/leaf/idring, which imports nothing, is its ring of decided IDs)",
+		forbidden: oursExcept("processors/...", "instr/semconv", "internal/leaf/idring", "internal/leaf/observed", "verdict/..."),
+		why:       "the processor reads names from instr/semconv and turns through verdict/, never the client library (of internal/leaf/, which imports nothing of this module: idring, its ring of decided IDs, and observed, its own counts)",
 	},
 	{
 		name:      "the collector components",

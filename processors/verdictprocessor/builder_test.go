@@ -199,8 +199,10 @@ type harness struct {
 	p      *verdictProcessor
 	sink   *consumertest.TracesSink
 	reader *sdkmetric.ManualReader
-	now    time.Time
-	out    []ptrace.Traces // verdicts in the order they were emitted
+	// final is the processor's metrics as it stopped, read after that.
+	final *metricdata.ResourceMetrics
+	now   time.Time
+	out   []ptrace.Traces // verdicts in the order they were emitted
 }
 
 func newHarness(t testing.TB, cfg *Config) *harness {
@@ -239,6 +241,14 @@ func (h *harness) advance(d time.Duration) {
 }
 
 func (h *harness) shutdown() {
+	// The processor's counts are observed when read, and no longer once it
+	// stopped: what the stop counted is read as it stops.
+	h.p.tel.beforeShutdown = func() {
+		h.final = new(metricdata.ResourceMetrics)
+		if err := h.reader.Collect(context.Background(), h.final); err != nil {
+			h.t.Error(err)
+		}
+	}
 	if err := h.p.Shutdown(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
@@ -278,13 +288,24 @@ func (h *harness) verdicts() []ptrace.Span {
 	return out
 }
 
-// counter returns the processor's own counter value by attribute value.
-func (h *harness) counter(name string) map[string]int64 {
+// metrics reads the processor's own metrics: as they stand, or as they
+// stood when it stopped.
+func (h *harness) metrics() metricdata.ResourceMetrics {
 	h.t.Helper()
+	if h.final != nil {
+		return *h.final
+	}
 	var rm metricdata.ResourceMetrics
 	if err := h.reader.Collect(context.Background(), &rm); err != nil {
 		h.t.Fatal(err)
 	}
+	return rm
+}
+
+// counter returns the processor's own counter value by attribute value.
+func (h *harness) counter(name string) map[string]int64 {
+	h.t.Helper()
+	rm := h.metrics()
 	out := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
@@ -310,10 +331,7 @@ func (h *harness) counter(name string) map[string]int64 {
 // histogram returns the processor's own histogram's count and sum.
 func (h *harness) histogram(name string) (uint64, float64) {
 	h.t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := h.reader.Collect(context.Background(), &rm); err != nil {
-		h.t.Fatal(err)
-	}
+	rm := h.metrics()
 	var count uint64
 	var sum float64
 	for _, sm := range rm.ScopeMetrics {

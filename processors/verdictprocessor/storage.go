@@ -54,7 +54,7 @@ func (p *verdictProcessor) openStorage(ctx context.Context, host component.Host)
 		for _, l := range restored.Launches {
 			p.launches.Restore(l)
 		}
-		p.tel.b.ProcessorVerdictLaunches.Add(ctx, int64(p.launches.Len()))
+		p.tel.b.ProcessorVerdictLaunches.Add(int64(p.launches.Len()))
 	}
 	p.state = state
 	p.reportRestored(ctx, restored)

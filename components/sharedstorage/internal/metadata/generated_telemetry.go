@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/percause/percause/internal/leaf/observed"
 )
 
 // AttributeTrigger is the attribute naming what made a transaction.
@@ -33,17 +35,22 @@ const (
 
 // TelemetryBuilder holds the component's own instruments, as defined in
 // metadata.yaml.
+//
+// The commits and the staged operations change on a request's way: they
+// are observed (internal/leaf/observed), kept in atomics and read when the
+// collector's metrics are.
 type TelemetryBuilder struct {
-	meter metric.Meter
+	meter    metric.Meter
+	observed *observed.Set
 	// ExtensionSharedStorageCommits is the number of transactions of the
 	// shared database, by trigger.
-	ExtensionSharedStorageCommits metric.Int64Counter
+	ExtensionSharedStorageCommits *observed.Counts
 	// ExtensionSharedStorageCommitErrors is the number of those that
 	// failed, by trigger.
 	ExtensionSharedStorageCommitErrors metric.Int64Counter
 	// ExtensionSharedStorageStaged is the number of staged operations, by
 	// the trigger of the transaction that carried them.
-	ExtensionSharedStorageStaged metric.Int64Counter
+	ExtensionSharedStorageStaged *observed.Counts
 	// ExtensionSharedStorageImported is the number of keys read in from
 	// file_storage's databases.
 	ExtensionSharedStorageImported metric.Int64Counter
@@ -52,19 +59,27 @@ type TelemetryBuilder struct {
 // NewTelemetryBuilder makes the component's instruments.
 func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
 	b := TelemetryBuilder{meter: settings.MeterProvider.Meter(ScopeName)}
+	b.observed = observed.NewSet(b.meter)
 	var err, errs error
+	b.ExtensionSharedStorageCommits, err = b.observed.Counter("otelcol_extension_shared_storage_commits", "Transactions of the shared database, by what made them. [alpha]", "{transaction}", AttributeTrigger)
+	errs = errors.Join(errs, err)
+	b.ExtensionSharedStorageStaged, err = b.observed.Counter("otelcol_extension_shared_storage_staged", "Staged operations, by the transaction that carried them (a client's batch, or the extension's own after stage_flush). [alpha]", "{operation}", AttributeTrigger)
+	errs = errors.Join(errs, err)
 	for _, c := range []struct {
 		to         *metric.Int64Counter
 		name, desc string
 		unit       string
 	}{
-		{&b.ExtensionSharedStorageCommits, "otelcol_extension_shared_storage_commits", "Transactions of the shared database, by what made them. [alpha]", "{transaction}"},
 		{&b.ExtensionSharedStorageCommitErrors, "otelcol_extension_shared_storage_commit_errors", "Transactions of the shared database that failed (every operation in them, staged ones included, is not stored). [alpha]", "{transaction}"},
-		{&b.ExtensionSharedStorageStaged, "otelcol_extension_shared_storage_staged", "Staged operations, by the transaction that carried them (a client's batch, or the extension's own after stage_flush). [alpha]", "{operation}"},
 		{&b.ExtensionSharedStorageImported, "otelcol_extension_shared_storage_imported", "Keys read in from the database file_storage kept for a client, once, at the client's first use. [alpha]", "{key}"},
 	} {
 		*c.to, err = b.meter.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit))
 		errs = errors.Join(errs, err)
 	}
 	return &b, errs
+}
+
+// Shutdown unregisters the observed instruments.
+func (b *TelemetryBuilder) Shutdown() {
+	_ = b.observed.Shutdown()
 }

@@ -8,33 +8,38 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/percause/percause/internal/leaf/observed"
 )
 
-// TelemetryBuilder holds the component's own instruments.
+// TelemetryBuilder holds the component's own instruments. Both counts
+// change on a request's way: they are observed (internal/leaf/observed),
+// kept in atomics and read when the collector's metrics are.
 type TelemetryBuilder struct {
-	meter metric.Meter
+	meter    metric.Meter
+	observed *observed.Set
 	// ConnectorVerdictcountVerdicts is the number of verdict spans counted.
-	ConnectorVerdictcountVerdicts metric.Int64Counter
+	ConnectorVerdictcountVerdicts *observed.Counts
 	// ConnectorVerdictcountDuplicates is the number of verdict spans not
 	// counted again: counted already.
-	ConnectorVerdictcountDuplicates metric.Int64Counter
+	ConnectorVerdictcountDuplicates *observed.Counts
 }
 
 // NewTelemetryBuilder makes the component's instruments.
 func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
 	b := TelemetryBuilder{meter: settings.MeterProvider.Meter(ScopeName)}
+	b.observed = observed.NewSet(b.meter)
 	var err, errs error
-	b.ConnectorVerdictcountVerdicts, err = b.meter.Int64Counter(
-		"otelcol_connector_verdictcount_verdicts",
-		metric.WithDescription("Verdict spans counted. [alpha]"),
-		metric.WithUnit("{verdict}"),
-	)
+	b.ConnectorVerdictcountVerdicts, err = b.observed.Counter(
+		"otelcol_connector_verdictcount_verdicts", "Verdict spans counted. [alpha]", "{verdict}", "")
 	errs = errors.Join(errs, err)
-	b.ConnectorVerdictcountDuplicates, err = b.meter.Int64Counter(
-		"otelcol_connector_verdictcount_duplicates",
-		metric.WithDescription("Verdict spans not counted again: they were counted already. [alpha]"),
-		metric.WithUnit("{verdict}"),
-	)
+	b.ConnectorVerdictcountDuplicates, err = b.observed.Counter(
+		"otelcol_connector_verdictcount_duplicates", "Verdict spans not counted again: they were counted already. [alpha]", "{verdict}", "")
 	errs = errors.Join(errs, err)
 	return &b, errs
+}
+
+// Shutdown unregisters the observed instruments.
+func (b *TelemetryBuilder) Shutdown() {
+	_ = b.observed.Shutdown()
 }

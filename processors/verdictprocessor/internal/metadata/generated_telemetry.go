@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/percause/percause/internal/leaf/observed"
 )
 
 // Meter returns the component's meter.
@@ -29,26 +31,30 @@ const (
 
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata.yaml.
+//
+// The counts a request changes are observed (internal/leaf/observed): kept
+// in atomics and read when the collector's metrics are.
 type TelemetryBuilder struct {
-	meter metric.Meter
+	meter    metric.Meter
+	observed *observed.Set
 	// ProcessorVerdictPendingTurns is the number of traces held awaiting a
 	// decision.
-	ProcessorVerdictPendingTurns metric.Int64UpDownCounter
+	ProcessorVerdictPendingTurns *observed.Counts
 	// ProcessorVerdictVerdicts is the number of verdicts emitted, by primary
 	// cause.
-	ProcessorVerdictVerdicts metric.Int64Counter
+	ProcessorVerdictVerdicts *observed.Counts
 	// ProcessorVerdictForced is the number of turns decided before everything
 	// they name arrived, by reason.
-	ProcessorVerdictForced metric.Int64Counter
+	ProcessorVerdictForced *observed.Counts
 	// ProcessorVerdictDropped is the number of readings dropped without a
 	// verdict, by reason.
-	ProcessorVerdictDropped metric.Int64Counter
+	ProcessorVerdictDropped *observed.Counts
 	// ProcessorVerdictDecisionLatency is the time from a turn's voice.turn
 	// span arriving to its verdict being accepted downstream, in seconds.
 	ProcessorVerdictDecisionLatency metric.Float64Histogram
 	// ProcessorVerdictRefused is the number of verdicts the next consumer
 	// refused; each is kept and sent again.
-	ProcessorVerdictRefused metric.Int64Counter
+	ProcessorVerdictRefused *observed.Counts
 	// ProcessorVerdictRestored is the number of pending traces read back
 	// from storage at start.
 	ProcessorVerdictRestored metric.Int64Counter
@@ -57,13 +63,13 @@ type TelemetryBuilder struct {
 	ProcessorVerdictStorageErrors metric.Int64Counter
 	// ProcessorVerdictLaunches is the number of launches whose recent turns
 	// are kept for the cross-turn rules.
-	ProcessorVerdictLaunches metric.Int64UpDownCounter
+	ProcessorVerdictLaunches *observed.Counts
 	// ProcessorVerdictLaunchesForgotten is the number of launches forgotten,
 	// by reason (limit, idle).
-	ProcessorVerdictLaunchesForgotten metric.Int64Counter
+	ProcessorVerdictLaunchesForgotten *observed.Counts
 	// ProcessorVerdictHistoryDisagreements is the number of turns whose own
 	// history differed from what was kept of their launch.
-	ProcessorVerdictHistoryDisagreements metric.Int64Counter
+	ProcessorVerdictHistoryDisagreements *observed.Counts
 }
 
 // DecisionLatencyBuckets are the decision-latency histogram's bucket bounds,
@@ -77,7 +83,11 @@ type TelemetryBuilderOption interface {
 }
 
 // Shutdown unregisters all registered callbacks for async instruments.
-func (builder *TelemetryBuilder) Shutdown() {}
+func (builder *TelemetryBuilder) Shutdown() {
+	if builder.observed != nil {
+		_ = builder.observed.Shutdown()
+	}
+}
 
 // NewTelemetryBuilder provides a struct with methods to update all internal
 // telemetry for a component.
@@ -87,30 +97,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		op.apply(&builder)
 	}
 	builder.meter = Meter(settings)
+	builder.observed = observed.NewSet(builder.meter)
 	var err, errs error
-	builder.ProcessorVerdictPendingTurns, err = builder.meter.Int64UpDownCounter(
-		"otelcol_processor_verdict_pending_turns",
-		metric.WithDescription("Traces held by the verdict processor awaiting a decision. [alpha]"),
-		metric.WithUnit("{trace}"),
-	)
+	builder.ProcessorVerdictPendingTurns, err = builder.observed.UpDownCounter("otelcol_processor_verdict_pending_turns", "Traces held by the verdict processor awaiting a decision. [alpha]", "{trace}")
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictVerdicts, err = builder.meter.Int64Counter(
-		"otelcol_processor_verdict_verdicts",
-		metric.WithDescription("Verdicts emitted, by primary cause. [alpha]"),
-		metric.WithUnit("{verdict}"),
-	)
+	builder.ProcessorVerdictVerdicts, err = builder.observed.Counter("otelcol_processor_verdict_verdicts", "Verdicts emitted, by primary cause. [alpha]", "{verdict}", AttributeCause)
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictForced, err = builder.meter.Int64Counter(
-		"otelcol_processor_verdict_forced",
-		metric.WithDescription("Turns decided before everything they name had arrived, by reason. [alpha]"),
-		metric.WithUnit("{verdict}"),
-	)
+	builder.ProcessorVerdictForced, err = builder.observed.Counter("otelcol_processor_verdict_forced", "Turns decided before everything they name had arrived, by reason. [alpha]", "{verdict}", AttributeReason)
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictDropped, err = builder.meter.Int64Counter(
-		"otelcol_processor_verdict_dropped",
-		metric.WithDescription("Readings dropped without a verdict, by reason. [alpha]"),
-		metric.WithUnit("{item}"),
-	)
+	builder.ProcessorVerdictDropped, err = builder.observed.Counter("otelcol_processor_verdict_dropped", "Readings dropped without a verdict, by reason. [alpha]", "{item}", AttributeReason)
 	errs = errors.Join(errs, err)
 	builder.ProcessorVerdictDecisionLatency, err = builder.meter.Float64Histogram(
 		"otelcol_processor_verdict_decision_latency",
@@ -119,11 +114,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries(DecisionLatencyBuckets...),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictRefused, err = builder.meter.Int64Counter(
-		"otelcol_processor_verdict_refused",
-		metric.WithDescription("Verdicts the next consumer refused; each is kept and sent again. [alpha]"),
-		metric.WithUnit("{verdict}"),
-	)
+	builder.ProcessorVerdictRefused, err = builder.observed.Counter("otelcol_processor_verdict_refused", "Verdicts the next consumer refused; each is kept and sent again. [alpha]", "{verdict}", "")
 	errs = errors.Join(errs, err)
 	builder.ProcessorVerdictRestored, err = builder.meter.Int64Counter(
 		"otelcol_processor_verdict_restored",
@@ -137,23 +128,11 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictLaunches, err = builder.meter.Int64UpDownCounter(
-		"otelcol_processor_verdict_launches",
-		metric.WithDescription("Launches whose recent turns are kept for the cross-turn rules. [alpha]"),
-		metric.WithUnit("{launch}"),
-	)
+	builder.ProcessorVerdictLaunches, err = builder.observed.UpDownCounter("otelcol_processor_verdict_launches", "Launches whose recent turns are kept for the cross-turn rules. [alpha]", "{launch}")
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictLaunchesForgotten, err = builder.meter.Int64Counter(
-		"otelcol_processor_verdict_launches_forgotten",
-		metric.WithDescription("Launches forgotten, by reason: limit (launches.max) or idle (launches.idle). [alpha]"),
-		metric.WithUnit("{launch}"),
-	)
+	builder.ProcessorVerdictLaunchesForgotten, err = builder.observed.Counter("otelcol_processor_verdict_launches_forgotten", "Launches forgotten, by reason: limit (launches.max) or idle (launches.idle). [alpha]", "{launch}", AttributeReason)
 	errs = errors.Join(errs, err)
-	builder.ProcessorVerdictHistoryDisagreements, err = builder.meter.Int64Counter(
-		"otelcol_processor_verdict_history_disagreements",
-		metric.WithDescription("Turns whose own history differed from what was kept of their launch; the turn's own was read. [alpha]"),
-		metric.WithUnit("{turn}"),
-	)
+	builder.ProcessorVerdictHistoryDisagreements, err = builder.observed.Counter("otelcol_processor_verdict_history_disagreements", "Turns whose own history differed from what was kept of their launch; the turn's own was read. [alpha]", "{turn}", "")
 	errs = errors.Join(errs, err)
 	return &builder, errs
 }
