@@ -49,9 +49,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	baseline := fs.String("baseline", "", "with --compare: also start another percause `binary` (an earlier build) on its own embedded default, measured beside the others")
 	fs.IntVar(&o.Warmup, "warmup", 200, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured")
 	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
+	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU `profile` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare | --compare-fsync] [--profile DIR] [--json]")
+		fmt.Fprintln(stderr, "       percause load --breakdown NAME.cpu.pprof[,NAME.cpu.pprof...] [--json]")
 		fmt.Fprintln(stderr, "Sends realistic voice turns (a voice.turn with its units from the phone, the takes from the engine, in")
 		fmt.Fprintln(stderr, "separate requests in either order, each built to fire one known cause), retries what is refused, and")
 		fmt.Fprintln(stderr, "checks percause_turns_total by cause on the Prometheus endpoint exactly. Exits 1 if a count differs.")
@@ -59,6 +61,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if *breakdown != "" {
+		return printProfileBreakdowns(stdout, stderr, strings.Split(*breakdown, ","), *asJSON)
 	}
 	o.Seed = *seed
 	switch {
@@ -175,6 +180,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if cmp.Profiles, err = writeProfiles(ctx, started); err != nil {
+			fmt.Fprintf(stderr, "load: %v\n", err)
+			return 1
+		}
+		if cmp.Breakdowns, err = breakdowns(started); err != nil {
 			fmt.Fprintf(stderr, "load: %v\n", err)
 			return 1
 		}
@@ -305,6 +314,91 @@ func writeProfiles(ctx context.Context, cs []*load.Collector) ([]string, error) 
 	return files, nil
 }
 
+// breakdowns breaks down the CPU profile of each collector that wrote one.
+func breakdowns(cs []*load.Collector) ([]load.SideBreakdown, error) {
+	var out []load.SideBreakdown
+	for _, c := range cs {
+		if c.PprofURL == "" {
+			continue
+		}
+		shares, err := load.Breakdown(c.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, load.SideBreakdown{Name: c.Name, Shares: shares})
+	}
+	return out, nil
+}
+
+// printProfileBreakdowns is --breakdown: the CPU profiles named, broken
+// down side by side, each named by its file (without .cpu.pprof).
+func printProfileBreakdowns(stdout, stderr io.Writer, files []string, asJSON bool) int {
+	names := map[string]int{}
+	for _, f := range files {
+		names[filepath.Base(f)]++
+	}
+	var bs []load.SideBreakdown
+	for _, f := range files {
+		shares, err := load.Breakdown(f)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitFailed
+		}
+		name := filepath.Base(f)
+		if names[name] > 1 { // default.cpu.pprof of two runs: named by their folders
+			name = filepath.Join(filepath.Base(filepath.Dir(f)), name)
+		}
+		bs = append(bs, load.SideBreakdown{Name: strings.TrimSuffix(name, ".cpu.pprof"), Shares: shares})
+	}
+	if asJSON {
+		_ = json.NewEncoder(stdout).Encode(bs)
+		return exitOK
+	}
+	printBreakdowns(stdout, bs, 0)
+	return exitOK
+}
+
+// printBreakdowns prints the breakdowns side by side: a row for each part
+// any collector spent CPU on, its CPU-µs per span sent (with spans; else
+// its CPU seconds) and its share.
+func printBreakdowns(w io.Writer, bs []load.SideBreakdown, spans float64) {
+	if len(bs) == 0 {
+		return
+	}
+	unit, per := "CPU-µs per span sent", 1e6/spans
+	if spans <= 0 {
+		unit, per = "CPU seconds", 1
+	}
+	fmt.Fprintf(w, "  where the CPU went, from each profile (the whole run: warmup, settles and scrapes included), %s (share):\n", unit)
+	fmt.Fprintf(w, "    %-48s", "")
+	for _, b := range bs {
+		fmt.Fprintf(w, " %16s", b.Name)
+	}
+	fmt.Fprintln(w)
+	total := make([]float64, len(bs))
+	for i := range bs[0].Shares {
+		spent := false
+		for _, b := range bs {
+			spent = spent || b.Shares[i].Seconds > 0
+		}
+		if !spent {
+			continue
+		}
+		fmt.Fprintf(w, "    %-48s", bs[0].Shares[i].Part)
+		for j, b := range bs {
+			sh := b.Shares[i]
+			total[j] += sh.Seconds
+			fmt.Fprintf(w, " %16s", fmt.Sprintf("%.2f (%4.1f %%)", sh.Seconds*per, 100*sh.Fraction))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "    %-48s", "all")
+	for _, t := range total {
+		fmt.Fprintf(w, " %16s", fmt.Sprintf("%.2f", t*per))
+	}
+	fmt.Fprintln(w)
+}
+
 func printProfiles(w io.Writer, files []string) {
 	if len(files) == 0 {
 		return
@@ -350,6 +444,7 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 		}
 	}
 	printProfiles(w, cmp.Profiles)
+	printBreakdowns(w, cmp.Breakdowns, cmp.SpansSent())
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }

@@ -63,6 +63,72 @@ func TestLoadCompareTable(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != len(want) {
 		t.Errorf("%d files in the profile folder, want %d", len(entries), len(want))
 	}
+	// Each profile broken down: a column a collector, a row a part.
+	for _, row := range []string{
+		`where the CPU went`,
+		`\n +default +passthrough +durable\n`,
+		// a short run's few samples fall in some parts only: a part's row,
+		// whichever
+		`\n    [a-z][a-zA-Z_:, ()]+ +` + num + ` \( ?\d+\.\d %\)`,
+		`\n    all +` + num + ` +` + num + ` +` + num + `\n`,
+	} {
+		if !regexp.MustCompile(row).MatchString(out) {
+			t.Errorf("no breakdown line matching %q in:\n%s", row, out)
+		}
+	}
+}
+
+// TestLoadBreakdown: --breakdown reads CPU profiles written earlier (here
+// one made for the test) and gives each sample to the first part its stack
+// belongs to: the verdict file's write inside a request is the verdict
+// file's, not the receiver's.
+func TestLoadBreakdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	fn := func(id uint64, name string) *profile.Location {
+		return &profile.Location{ID: id, Line: []profile.Line{{Function: &profile.Function{ID: id, Name: name}}}}
+	}
+	serve := fn(1, "net/http.(*conn).serve")
+	file := fn(2, "github.com/percause/percause/components/verdictexporter.(*verdictExporter).ConsumeTraces")
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e7,
+		Sample: []*profile.Sample{
+			{Location: []*profile.Location{file, serve}, Value: []int64{30, 300e6}},
+			{Location: []*profile.Location{serve}, Value: []int64{70, 700e6}},
+		},
+		Location: []*profile.Location{serve, file},
+		Function: []*profile.Function{serve.Line[0].Function, file.Line[0].Function},
+	}
+	path := filepath.Join(t.TempDir(), "made.cpu.pprof")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runBin(t, "load", "--breakdown", path)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	for _, row := range []string{
+		`\n +made\n`,
+		`\n    verdict file and page +0\.30 \(30\.0 %\)\n`,
+		`\n    receiver, HTTP and protobuf +0\.70 \(70\.0 %\)\n`,
+		`\n    all +1\.00\n`,
+	} {
+		if !regexp.MustCompile(row).MatchString(out) {
+			t.Errorf("no line matching %q in:\n%s", row, out)
+		}
+	}
+	if _, errOut, code := runBin(t, "load", "--breakdown", filepath.Join(t.TempDir(), "none.cpu.pprof")); code != exitFailed || !strings.Contains(errOut, "none.cpu.pprof") {
+		t.Errorf("a missing profile: exit %d, stderr %q; want %d naming the file", code, errOut, exitFailed)
+	}
 }
 
 // TestLoadCompareJSON: with --json, one object carries what the table

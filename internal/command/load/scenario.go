@@ -165,6 +165,24 @@ type Comparison struct {
 	Ratios      []Ratio  `json:"ratios"`
 	Machine     Machine  `json:"machine"`
 	Profiles    []string `json:"profiles,omitempty"` // the pprof files written, when profiled
+	// Breakdowns, when profiled, are where each collector's CPU went, from
+	// its CPU profile (Breakdown).
+	Breakdowns []SideBreakdown `json:"breakdowns,omitempty"`
+}
+
+// SideBreakdown is one collector's CPU profile broken down by part.
+type SideBreakdown struct {
+	Name   string  `json:"name"`
+	Shares []Share `json:"shares"`
+}
+
+// SpansSent is how many spans each collector was sent over the whole run,
+// the warmup's included: what a profile of the whole run covers.
+func (c Comparison) SpansSent() float64 {
+	if c.Turns == 0 {
+		return 0
+	}
+	return float64(c.Spans) * float64(c.Turns+c.Warmup) / float64(c.Turns)
 }
 
 // Compare runs SideBySide and gives the first collector's ratio to each
