@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/percause/percause/internal/command/load"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // shortLoad are the flags of a run long enough to go through every stage
@@ -86,32 +87,11 @@ func TestLoadBreakdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary")
 	}
-	fn := func(id uint64, name string) *profile.Location {
-		return &profile.Location{ID: id, Line: []profile.Line{{Function: &profile.Function{ID: id, Name: name}}}}
-	}
-	serve := fn(1, "net/http.(*conn).serve")
-	file := fn(2, "github.com/percause/percause/components/verdictexporter.(*verdictExporter).ConsumeTraces")
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e7,
-		Sample: []*profile.Sample{
-			{Location: []*profile.Location{file, serve}, Value: []int64{30, 300e6}},
-			{Location: []*profile.Location{serve}, Value: []int64{70, 700e6}},
-		},
-		Location: []*profile.Location{serve, file},
-		Function: []*profile.Function{serve.Line[0].Function, file.Line[0].Function},
-	}
 	path := filepath.Join(t.TempDir(), "made.cpu.pprof")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteProfile(t, path, testenv.CPUProfile(map[int64][]string{
+		300e6: {"github.com/percause/percause/components/verdictexporter.(*verdictExporter).ConsumeTraces", "net/http.(*conn).serve"},
+		700e6: {"net/http.(*conn).serve"},
+	}))
 	out, errOut, code := runBin(t, "load", "--breakdown", path)
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, errOut)

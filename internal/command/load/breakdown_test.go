@@ -1,11 +1,13 @@
-package load
+package load_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/percause/percause/internal/command/load"
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 // TestBreakdownGivesEachSampleToItsFirstPart: a CPU profile written and
@@ -22,7 +24,7 @@ func TestBreakdownGivesEachSampleToItsFirstPart(t *testing.T) {
 		assist   = "runtime.gcAssistAlloc"
 		schedule = "runtime.schedule"
 	)
-	p := cpuProfile(map[int64][]string{
+	p := testenv.CPUProfile(map[int64][]string{
 		30e6: {file, consume, serve},
 		10e6: {assist, file, consume, serve},
 		20e6: {consume, serve},
@@ -30,21 +32,12 @@ func TestBreakdownGivesEachSampleToItsFirstPart(t *testing.T) {
 		15e6: {schedule},
 	})
 	path := filepath.Join(t.TempDir(), "x.cpu.pprof")
-	f, err := os.Create(path)
+	testenv.WriteProfile(t, path, p)
+	shares, err := load.Breakdown(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	shares, err := Breakdown(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shares) != len(Parts)+1 || shares[len(Parts)].Part != RestPart {
+	if len(shares) != len(load.Parts)+1 || shares[len(load.Parts)].Part != load.RestPart {
 		t.Fatalf("%d shares, the last %q: want one a part and the rest last", len(shares), shares[len(shares)-1].Part)
 	}
 	want := map[string]float64{
@@ -52,7 +45,7 @@ func TestBreakdownGivesEachSampleToItsFirstPart(t *testing.T) {
 		"verdict file and page":                         0.030,
 		"verdict processor: read, hold, decide, settle": 0.020,
 		"receiver, HTTP and protobuf":                   0.025,
-		RestPart:                                        0.015,
+		load.RestPart:                                   0.015,
 	}
 	var seconds, fraction float64
 	for _, sh := range shares {
@@ -70,38 +63,13 @@ func TestBreakdownGivesEachSampleToItsFirstPart(t *testing.T) {
 // TestBreakdownRefusesAProfileWithoutCPU: a heap profile has no CPU to
 // break down.
 func TestBreakdownRefusesAProfileWithoutCPU(t *testing.T) {
-	p := cpuProfile(map[int64][]string{1: {"main.main"}})
+	p := testenv.CPUProfile(map[int64][]string{1: {"main.main"}})
 	p.SampleType = []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}
-	if _, err := breakdownOf(p); err == nil {
+	path := filepath.Join(t.TempDir(), "x.heap.pprof")
+	testenv.WriteProfile(t, path, p)
+	if _, err := load.Breakdown(path); err == nil {
 		t.Fatal("a heap profile broken down without an error")
 	}
-}
-
-// cpuProfile is a CPU profile with one sample of each value, whose stack
-// is the functions named, leaf first.
-func cpuProfile(samples map[int64][]string) *profile.Profile {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
-		Period:     1e7,
-	}
-	funcs := map[string]*profile.Location{}
-	for ns, stack := range samples {
-		s := &profile.Sample{Value: []int64{ns / 1e7, ns}}
-		for _, name := range stack {
-			loc, ok := funcs[name]
-			if !ok {
-				fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
-				p.Function = append(p.Function, fn)
-				loc = &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
-				p.Location = append(p.Location, loc)
-				funcs[name] = loc
-			}
-			s.Location = append(s.Location, loc)
-		}
-		p.Sample = append(p.Sample, s)
-	}
-	return p
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
