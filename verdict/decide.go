@@ -122,7 +122,7 @@ func evidence(p *Trace, t *turnView, f *findings, v Verdict, c *Rules, forced Fo
 		parts = append(parts, "bad input: "+strings.Join(t.problems, "; "))
 	}
 	for _, c := range v.Causes {
-		parts = append(parts, f.evidence[c]...)
+		parts = append(parts, f.evidenceOf(c)...)
 	}
 	if v.Cause == semconv.CauseNone {
 		s := fmt.Sprintf("no rule fired: %s, 0 underruns", plural(int64(len(p.UnitSpans)), "unit"))

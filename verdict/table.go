@@ -150,22 +150,67 @@ func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
 	return v
 }
 
-// findings collects what the rules found, by cause.
+// findings collects what the rules found, by cause: a list, since a turn
+// implicates a few of the six causes (two maps made for every decision
+// were a tenth of what deciding allocated).
 type findings struct {
-	evidence map[string][]string
-	silent   map[string]float64
+	by       []finding
 	underran []Underrun
 }
 
-func (f *findings) add(cause, sentence string) {
-	if f.evidence == nil {
-		f.evidence = map[string][]string{}
-		f.silent = map[string]float64{}
-	}
-	f.evidence[cause] = append(f.evidence[cause], sentence)
+// finding is what the rules found against one cause.
+type finding struct {
+	cause    string
+	evidence []string
+	silent   float64 // the seconds of silence of the underruns put down to it
 }
 
-func (f *findings) fired(cause string) bool { return len(f.evidence[cause]) > 0 }
+// of is cause's finding, added when there is none.
+func (f *findings) of(cause string) *finding {
+	if g := f.find(cause); g != nil {
+		return g
+	}
+	f.by = append(f.by, finding{cause: cause})
+	return &f.by[len(f.by)-1]
+}
+
+func (f *findings) find(cause string) *finding {
+	for i := range f.by {
+		if f.by[i].cause == cause {
+			return &f.by[i]
+		}
+	}
+	return nil
+}
+
+func (f *findings) add(cause, sentence string) {
+	g := f.of(cause)
+	g.evidence = append(g.evidence, sentence)
+}
+
+// addSilent puts seconds of silence down to cause.
+func (f *findings) addSilent(cause string, seconds float64) { f.of(cause).silent += seconds }
+
+func (f *findings) fired(cause string) bool {
+	g := f.find(cause)
+	return g != nil && len(g.evidence) > 0
+}
+
+// evidenceOf is what the rules found against cause, in the order found.
+func (f *findings) evidenceOf(cause string) []string {
+	if g := f.find(cause); g != nil {
+		return g.evidence
+	}
+	return nil
+}
+
+// silentOf is the silence put down to cause.
+func (f *findings) silentOf(cause string) float64 {
+	if g := f.find(cause); g != nil {
+		return g.silent
+	}
+	return 0
+}
 
 // fireUnderruns reads each unit that underran against its take.
 func fireUnderruns(t *turnView, _ *Rules, f *findings) {
@@ -180,18 +225,18 @@ func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 		switch {
 		case !ok:
 			f.add(semconv.CauseUnknown, head+"; take "+u.TakeID+" never arrived")
-			f.silent[semconv.CauseUnknown] += u.Silent
+			f.addSilent(semconv.CauseUnknown, u.Silent)
 		case tk.Problem != "":
 			// Bad input, reported as such (newTurnView).
 		case tk.Need > u.Cushion:
 			need, cushion := secsApart(tk.Need, u.Cushion)
 			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.ID, need, cushion))
-			f.silent[semconv.CauseSynthesis] += u.Silent
+			f.addSilent(semconv.CauseSynthesis, u.Silent)
 			br.Cause, br.Need = semconv.CauseSynthesis, Some(tk.Need)
 		default:
 			need, cushion := secsApart(tk.Need, u.Cushion)
 			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.ID, need, cushion))
-			f.silent[semconv.CauseNetwork] += u.Silent
+			f.addSilent(semconv.CauseNetwork, u.Silent)
 			br.Cause, br.Need = semconv.CauseNetwork, Some(tk.Need)
 		}
 		if len(f.underran) < maxBroke {
@@ -290,8 +335,8 @@ func primary(t *turnView, f *findings) string {
 	case t.underruns > 0:
 		best, cause := -1.0, ""
 		for _, c := range underrunCauses() {
-			if f.fired(c) && f.silent[c] > best {
-				cause, best = c, f.silent[c]
+			if f.fired(c) && f.silentOf(c) > best {
+				cause, best = c, f.silentOf(c)
 			}
 		}
 		if cause != "" {

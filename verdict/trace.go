@@ -60,6 +60,9 @@ func (t *Trace) AddUnit(u Unit, c *Rules) string {
 	if len(t.UnitSpans) >= MaxUnits {
 		return DropUnitLimit
 	}
+	if t.UnitSpans == nil {
+		t.UnitSpans = make([]pcommon.SpanID, 0, firstUnits)
+	}
 	t.UnitSpans = append(t.UnitSpans, u.SpanID)
 	// Kept in place, then let go if no rule reads it: the rules are called
 	// through function values, so a pointer to u itself would move every
@@ -83,9 +86,17 @@ func (t *Trace) AddTake(k Take) string {
 	if len(t.Takes) >= MaxUnits {
 		return DropUnitLimit
 	}
+	if t.Takes == nil {
+		t.Takes = make([]Take, 0, firstUnits)
+	}
 	t.Takes = append(t.Takes, k)
 	return ""
 }
+
+// firstUnits is the room a trace's first unit or take makes for the rest:
+// a reply is read aloud in a few units, and growing the lists from one
+// allocated about twice what they end up holding, in four steps.
+const firstUnits = 8
 
 // Take finds the take with the given id.
 func (t *Trace) Take(id string) (Take, bool) {

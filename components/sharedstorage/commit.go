@@ -227,8 +227,10 @@ func done(taken []staged, err error) {
 // caller's, not copied.
 func prefixed(prefix string, ops []*storage.Operation) []*storage.Operation {
 	out := make([]*storage.Operation, len(ops))
+	inner := make([]storage.Operation, len(ops)) // one allocation, not one an operation
 	for i, op := range ops {
-		out[i] = &storage.Operation{Type: op.Type, Key: prefix + op.Key, Value: op.Value}
+		inner[i] = storage.Operation{Type: op.Type, Key: prefix + op.Key, Value: op.Value}
+		out[i] = &inner[i]
 	}
 	return out
 }

@@ -127,6 +127,37 @@ func TestLogOneRecordPerBatch(t *testing.T) {
 	}
 }
 
+// TestLogGetHandsOutACopy: the store keeps a set value as handed over
+// (README, "Values"), and what Get hands out is the caller's: changing it
+// changes nothing stored, in memory or in the log.
+func TestLogGetHandsOutACopy(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := openTestLog(t, dir, DefaultCompactAfter)
+	if err := s.Set(ctx, "a", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(got, "XXXX")
+	get := storage.GetOperation("a")
+	if err := s.Batch(ctx, get); err != nil {
+		t.Fatal(err)
+	}
+	copy(get.Value, "YYYY")
+	if again, _ := s.Get(ctx, "a"); string(again) != "kept" {
+		t.Fatalf("after the caller changed what Get returned, a reads %q", again)
+	}
+	closeLog(t, s)
+	reopened := openTestLog(t, dir, DefaultCompactAfter)
+	defer closeLog(t, reopened)
+	if got := held(reopened); got["a"] != "kept" {
+		t.Fatalf("after a reopen a reads %q", got["a"])
+	}
+}
+
 // TestLogTornTailIsCut: a record a crash wrote only in part, at the end
 // of the log, is not replayed; the log is cut back to the last whole
 // record, so what is appended next reads back after it.

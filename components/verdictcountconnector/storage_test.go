@@ -326,6 +326,54 @@ func TestStoredCountsGoOnTogether(t *testing.T) {
 	}
 }
 
+// TestEachIntervalHandsOnItsOwnCounts: an interval's counts are indexed
+// by series in maps the next interval reuses (emptied); each delivery
+// carries exactly the verdicts stored in its own interval, one point a
+// series.
+func TestEachIntervalHandsOnItsOwnCounts(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.FlushInterval = time.Hour // the test says when
+	sink := new(consumertest.MetricsSink)
+	c, sc := stagedCounter(t, cfg, sink)
+	batches := verdictBatches(t)
+	halves := [][]ptrace.Traces{batches[:len(batches)/2], batches[len(batches)/2:]}
+	for i, half := range halves {
+		var want int64
+		for _, td := range half {
+			before := c.recent.Len()
+			if err := c.ConsumeTraces(context.Background(), td); err != nil {
+				t.Fatal(err)
+			}
+			sc.commit(nil)
+			want += int64(c.recent.Len() - before)
+		}
+		if want == 0 {
+			t.Fatalf("interval %d counted nothing: this test proves nothing", i)
+		}
+		c.committed.flush()
+		all := sink.AllMetrics()
+		if len(all) != i+1 {
+			t.Fatalf("%d deliveries after interval %d, want %d", len(all), i, i+1)
+		}
+		last := all[len(all)-1:]
+		if got := turnsCounted(last); got != want {
+			t.Fatalf("interval %d handed on %d turns, want %d", i, got, want)
+		}
+		seen := map[string]bool{}
+		for _, p := range points(last) {
+			m := strings.Index(p, " percause.")
+			series := p[:m+strings.Index(p[m:], "]")+1]
+			if seen[series] {
+				t.Fatalf("interval %d: series %s twice in one delivery", i, series)
+			}
+			seen[series] = true
+		}
+	}
+	if len(c.committed.spare) == 0 {
+		t.Fatal("no series index was kept for reuse: the second interval did not reuse the first's")
+	}
+}
+
 // TestCountsKeepTheirResourceAttributes: with resource_attributes, the
 // counts of verdicts from different launches go on under one resource
 // holding only the attributes named (the launch is no label); without it,

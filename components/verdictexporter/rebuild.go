@@ -263,10 +263,10 @@ func (r *rebuilder) readFile(f io.ReaderAt, size int64) (done bool, err error) {
 func (r *rebuilder) items() ([]item, []pcommon.SpanID) {
 	items := make([]item, 0, len(r.turns.items)+len(r.links.items))
 	for _, k := range r.turns.items {
-		items = append(items, item{key: k.key, turn: &k.turn})
+		items = append(items, item{turn: k})
 	}
 	for _, k := range r.links.items {
-		items = append(items, item{key: k.key, link: &k.link})
+		items = append(items, item{link: k})
 	}
 	sort.SliceStable(items, func(i, j int) bool { return itemTime(items[i]) < itemTime(items[j]) })
 	ids := make([]pcommon.SpanID, len(r.ids))
@@ -278,9 +278,9 @@ func (r *rebuilder) items() ([]item, []pcommon.SpanID) {
 
 func itemTime(it item) pcommon.Timestamp {
 	if it.turn != nil {
-		return it.turn.Start
+		return it.turn.turn.Start
 	}
-	return it.link.Time
+	return it.link.link.Time
 }
 
 // rebuild reads the verdict file f (of size bytes, its torn tail cut off)

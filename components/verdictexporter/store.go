@@ -61,11 +61,19 @@ func newPageStore(keep KeepConfig) *pageStore {
 	return &pageStore{keep: keep, has: map[string]bool{}}
 }
 
-// item is one span offered to the store.
+// item is one span offered to the store, read as it will be kept (the
+// store keeps the very value: reading it into one and copying it into
+// another was two allocations a verdict).
 type item struct {
-	key  string
-	turn *dayreport.Turn
-	link *dayreport.LinkChange
+	turn *keptTurn
+	link *keptLink
+}
+
+func (it item) key() string {
+	if it.turn != nil {
+		return it.turn.key
+	}
+	return it.link.key
 }
 
 // itemOf reads a verdict or link status span for the store (ok false for
@@ -73,11 +81,9 @@ type item struct {
 func itemOf(rs ptrace.ResourceSpans, s ptrace.Span) (item, bool) {
 	switch s.Name() {
 	case semconv.SpanVerdict:
-		t := dayreport.TurnFromVerdict(rs.Resource(), s)
-		return item{key: storeKey(keyTurn, s), turn: &t}, true
+		return item{turn: &keptTurn{storeKey(keyTurn, s), dayreport.TurnFromVerdict(rs.Resource(), s)}}, true
 	case semconv.SpanLinkStatus:
-		l := dayreport.LinkFromSpan(rs.Resource(), s)
-		return item{key: storeKey(keyLink, s), link: &l}, true
+		return item{link: &keptLink{storeKey(keyLink, s), dayreport.LinkFromSpan(rs.Resource(), s)}}, true
 	}
 	return item{}, false
 }
@@ -88,15 +94,16 @@ func (p *pageStore) add(items []item, now time.Time) (added, evicted int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, it := range items {
-		if p.has[it.key] {
+		key := it.key()
+		if p.has[key] {
 			continue
 		}
-		p.has[it.key] = true
+		p.has[key] = true
 		added++
 		if it.turn != nil {
-			p.turns = insert(p.turns, &keptTurn{it.key, *it.turn}, turnBefore)
+			p.turns = insert(p.turns, it.turn, turnBefore)
 		} else {
-			p.links = insert(p.links, &keptLink{it.key, *it.link}, linkBefore)
+			p.links = insert(p.links, it.link, linkBefore)
 		}
 	}
 	evicted = p.evict(now)

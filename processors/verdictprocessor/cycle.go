@@ -41,6 +41,10 @@ type cycler struct {
 	p      *verdictProcessor
 	cur    *cycle     // the next cycle, gathering
 	queued []decision // its verdicts
+	// spare is the verdicts' list of the last cycle run, emptied, for the
+	// next one to gather in: a list made anew each cycle was a tenth of
+	// what holding a batch allocated.
+	spare []decision
 	// running is the cycle being run, nil when none is.
 	running *cycle
 
@@ -119,9 +123,23 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 func (c *cycler) takeLocked() []decision {
 	ds := c.queued
 	c.running = c.cur
-	c.cur, c.queued = newCycle(), nil
+	c.cur, c.queued, c.spare = newCycle(), c.spare, nil
 	return ds
 }
+
+// recycleLocked keeps the verdicts' list of a cycle that ended for a later
+// one; one that grew past maxSpareDecisions (a sweep that decided many) is
+// let go.
+func (c *cycler) recycleLocked(ds []decision) {
+	if cap(ds) == 0 || cap(ds) > maxSpareDecisions {
+		return
+	}
+	clear(ds)
+	c.spare = ds[:0]
+}
+
+// maxSpareDecisions bounds the list kept for the next cycle.
+const maxSpareDecisions = 256
 
 // loop runs the cycles the requests leave to it (and those nobody waits
 // for: a sweep's, a failed commit's retry, what settled verdicts leave to
@@ -172,6 +190,7 @@ func (c *cycler) run(cy *cycle, ds []decision) {
 	if c.running == cy {
 		c.running = nil
 	}
+	c.recycleLocked(ds)
 	p.mu.Unlock()
 	close(cy.done)
 }

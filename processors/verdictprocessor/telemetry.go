@@ -67,21 +67,34 @@ type tally struct {
 	pendingDelta  int64
 	launchesDelta int64
 	disagreements int64
-	forgotten     map[string]int64
+	forgotten     keyedCounts
 	refused       int64
-	verdicts      map[string]int64
-	forced        map[string]int64
-	dropped       map[string]int64
+	verdicts      keyedCounts
+	forced        keyedCounts
+	dropped       keyedCounts
 	latencies     []float64
 }
 
-func (t *tally) inc(m *map[string]int64, key string) { t.add(m, key, 1) }
+// keyedCounts are counts by attribute value: a batch touches one or two
+// values of each, so a list does (a map made for each batch was a tenth
+// of what holding a batch allocated).
+type keyedCounts []keyedCount
 
-func (t *tally) add(m *map[string]int64, key string, n int64) {
-	if *m == nil {
-		*m = map[string]int64{}
+type keyedCount struct {
+	key string
+	n   int64
+}
+
+func (t *tally) inc(m *keyedCounts, key string) { t.add(m, key, 1) }
+
+func (t *tally) add(m *keyedCounts, key string, n int64) {
+	for i := range *m {
+		if (*m)[i].key == key {
+			(*m)[i].n += n
+			return
+		}
 	}
-	(*m)[key] += n
+	*m = append(*m, keyedCount{key, n})
 }
 
 func (t *telemetry) record(ctx context.Context, c *tally) {
@@ -92,14 +105,14 @@ func (t *telemetry) record(ctx context.Context, c *tally) {
 	if c.refused != 0 {
 		b.ProcessorVerdictRefused.Add(c.refused)
 	}
-	for k, n := range c.verdicts {
-		b.ProcessorVerdictVerdicts.AddFor(k, n)
+	for _, kc := range c.verdicts {
+		b.ProcessorVerdictVerdicts.AddFor(kc.key, kc.n)
 	}
-	for r, n := range c.forced {
-		b.ProcessorVerdictForced.AddFor(r, n)
+	for _, kc := range c.forced {
+		b.ProcessorVerdictForced.AddFor(kc.key, kc.n)
 	}
-	for r, n := range c.dropped {
-		b.ProcessorVerdictDropped.AddFor(r, n)
+	for _, kc := range c.dropped {
+		b.ProcessorVerdictDropped.AddFor(kc.key, kc.n)
 	}
 	for _, l := range c.latencies {
 		b.ProcessorVerdictDecisionLatency.Record(ctx, l)
@@ -107,8 +120,8 @@ func (t *telemetry) record(ctx context.Context, c *tally) {
 	if c.launchesDelta != 0 {
 		b.ProcessorVerdictLaunches.Add(c.launchesDelta)
 	}
-	for r, n := range c.forgotten {
-		b.ProcessorVerdictLaunchesForgotten.AddFor(r, n)
+	for _, kc := range c.forgotten {
+		b.ProcessorVerdictLaunchesForgotten.AddFor(kc.key, kc.n)
 	}
 	if c.disagreements != 0 {
 		b.ProcessorVerdictHistoryDisagreements.Add(c.disagreements)
