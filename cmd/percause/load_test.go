@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/percause/percause/components/verdictcountconnector"
 	"github.com/percause/percause/internal/command/load"
 	"github.com/percause/percause/internal/testsupport/testenv"
 )
@@ -244,5 +246,20 @@ func readProfile(t *testing.T, path string) {
 	}
 	if len(p.Sample) == 0 || len(p.SampleType) == 0 {
 		t.Errorf("%s: %d samples of %d types", path, len(p.Sample), len(p.SampleType))
+	}
+}
+
+// TestLoadSettlesPastTheCountsFlush holds the load tool's settle to the
+// count connector's flush_interval: a round's CPU is read a settle after
+// its last request, and the counts of its last verdicts go on a
+// flush_interval after they were stored. A settle no longer than the
+// interval (with room for the hand-on itself) reads the round before its
+// counts are handed on, and credits a longer interval with work it only
+// moved past the reading.
+func TestLoadSettlesPastTheCountsFlush(t *testing.T) {
+	const handOn = 250 * time.Millisecond // a hand-on's own time, with room
+	if load.Settle < verdictcountconnector.DefaultFlushInterval+handOn {
+		t.Fatalf("load.Settle %s is not past the count connector's flush_interval %s and a hand-on (%s)",
+			load.Settle, verdictcountconnector.DefaultFlushInterval, handOn)
 	}
 }

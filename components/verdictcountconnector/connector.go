@@ -37,8 +37,9 @@ const (
 const DefaultRecent = 100000
 
 // DefaultFlushInterval is how long the counts of stored verdicts wait to be
-// handed on together (handon.go says why they wait).
-const DefaultFlushInterval = 100 * time.Millisecond
+// handed on together (handon.go says why they wait; 0244's last section
+// why half a second).
+const DefaultFlushInterval = 500 * time.Millisecond
 
 // ErrRecentNotPositive is the configuration error for recent.
 var ErrRecentNotPositive = errors.New("recent must be positive")

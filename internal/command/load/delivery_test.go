@@ -217,7 +217,7 @@ func (s *scraper) stop() *scraper {
 
 // countsWait is the count connector's flush_interval in the embedded
 // default: how long a stored verdict's counts may wait to be handed on.
-const countsWait = 100 * time.Millisecond
+const countsWait = 500 * time.Millisecond
 
 // checkCountersAcrossTheKill holds the old process's last scrape and the
 // new process's counts to the turns sent, by cause.

@@ -10,10 +10,15 @@ import (
 	"time"
 )
 
-// settle is how long after the last request a collector's CPU is read: the
-// batch processor's timeout (200 ms here) and the exporters' flushes end
-// within it.
-const settle = 500 * time.Millisecond
+// Settle is how long after the last request a collector's CPU is read:
+// the batch processor's timeout (200 ms here), the exporters' flushes and
+// the count connector's flush_interval in the embedded default (500 ms:
+// the counts of a round's last verdicts go on within it) end within it, so a
+// round's CPU holds all the work its turns caused. A settle shorter than
+// the flush_interval put the counts' hand-on after the reading, and made
+// a longer interval look cheaper than it is (TestLoadSettlesPastTheCountsFlush
+// holds the two together).
+const Settle = 1500 * time.Millisecond
 
 // Options are one load run's settings.
 type Options struct {
@@ -102,7 +107,7 @@ func Drive(ctx context.Context, t Target, o Options) (Report, error) {
 	if t.Pid > 0 {
 		// The CPU of the turns, read before the counts are scraped (a
 		// scrape costs the collector CPU of its own).
-		time.Sleep(settle)
+		time.Sleep(Settle)
 		u1, err := ProcUsage(t.Pid)
 		if err == nil {
 			r.CPUPerSpan = float64((u1.CPU - u0.CPU).Microseconds()) / float64(max(r.Spans, 1))
@@ -390,7 +395,7 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 			}
 			// Let the batch processor's timeout and the exporters finish
 			// with this round before its CPU is read.
-			time.Sleep(settle)
+			time.Sleep(Settle)
 			u1, err := ProcUsage(c.Pid())
 			if err != nil {
 				return nil, 0, err
@@ -468,7 +473,7 @@ func warmUp(ctx context.Context, cs []*Collector, f *Fleet, o Options) (Tally, e
 			first = got
 		}
 	}
-	time.Sleep(settle)
+	time.Sleep(Settle)
 	return first, nil
 }
 
