@@ -52,7 +52,7 @@ load: build
 # on the same turns, with 2, 8 and 64 senders: a household's phone and
 # engine, a few households, a fleet. Each run prints its table and the
 # ratios default/passthrough and default/durable; 6 rounds let each of the
-# three go first twice. About 3 minutes on 2 cores.
+# three go first twice. About 2 minutes on 2 cores.
 compare: build
 	./$(BIN) load --compare --concurrency 2 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6
 	./$(BIN) load --compare --concurrency 8 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6
