@@ -251,15 +251,7 @@ func TestStoredCountsGoOnTogether(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
 	c, sc := stagedCounter(t, cfg, sink)
 	batches := verdictBatches(t)
-	var want int64
-	for _, td := range batches {
-		before := c.recent.Len()
-		if err := c.ConsumeTraces(context.Background(), td); err != nil {
-			t.Fatal(err)
-		}
-		sc.commit(nil)
-		want += int64(c.recent.Len() - before)
-	}
+	want := countAndCommit(t, c, sc, batches)
 	if want < 2 {
 		t.Fatalf("%d verdicts counted: nothing could go on together, so this test proves nothing", want)
 	}
@@ -273,17 +265,7 @@ func TestStoredCountsGoOnTogether(t *testing.T) {
 	if got := turnsCounted(sink.AllMetrics()); got != want {
 		t.Fatalf("%d turns in the delivery, want %d", got, want)
 	}
-	// One point per series: a series twice in a delivery would be the
-	// Prometheus exporter's to add, and it keeps only the last.
-	seen := map[string]bool{}
-	for _, p := range points(sink.AllMetrics()) {
-		m := strings.Index(p, " percause.") // the resource's map, then the metric and its [attributes]
-		series := p[:m+strings.Index(p[m:], "]")+1]
-		if seen[series] {
-			t.Fatalf("series %s twice in one delivery", series)
-		}
-		seen[series] = true
-	}
+	oneSeriesEach(t, sink.AllMetrics())
 
 	// With a short interval the counts go on by themselves.
 	cfg2 := createDefaultConfig().(*Config)
@@ -326,6 +308,37 @@ func TestStoredCountsGoOnTogether(t *testing.T) {
 	}
 }
 
+// countAndCommit delivers batches to c, committing what each staged, and
+// returns how many verdicts it counted.
+func countAndCommit(t *testing.T, c *counter, sc *stagingClient, batches []ptrace.Traces) int64 {
+	t.Helper()
+	var n int64
+	for _, td := range batches {
+		before := c.recent.Len()
+		if err := c.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		sc.commit(nil)
+		n += int64(c.recent.Len() - before)
+	}
+	return n
+}
+
+// oneSeriesEach fails when deliveries (one, here) carry a series twice: that would
+// be the Prometheus exporter's to add, and it keeps only the last.
+func oneSeriesEach(t *testing.T, deliveries []pmetric.Metrics) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, p := range points(deliveries) {
+		m := strings.Index(p, " percause.") // the resource's map, then the metric and its [attributes]
+		series := p[:m+strings.Index(p[m:], "]")+1]
+		if seen[series] {
+			t.Fatalf("series %s twice in one delivery", series)
+		}
+		seen[series] = true
+	}
+}
+
 // TestEachIntervalHandsOnItsOwnCounts: an interval's counts are indexed
 // by series in maps the next interval reuses (emptied); each delivery
 // carries exactly the verdicts stored in its own interval, one point a
@@ -338,15 +351,7 @@ func TestEachIntervalHandsOnItsOwnCounts(t *testing.T) {
 	batches := verdictBatches(t)
 	halves := [][]ptrace.Traces{batches[:len(batches)/2], batches[len(batches)/2:]}
 	for i, half := range halves {
-		var want int64
-		for _, td := range half {
-			before := c.recent.Len()
-			if err := c.ConsumeTraces(context.Background(), td); err != nil {
-				t.Fatal(err)
-			}
-			sc.commit(nil)
-			want += int64(c.recent.Len() - before)
-		}
+		want := countAndCommit(t, c, sc, half)
 		if want == 0 {
 			t.Fatalf("interval %d counted nothing: this test proves nothing", i)
 		}
@@ -359,15 +364,7 @@ func TestEachIntervalHandsOnItsOwnCounts(t *testing.T) {
 		if got := turnsCounted(last); got != want {
 			t.Fatalf("interval %d handed on %d turns, want %d", i, got, want)
 		}
-		seen := map[string]bool{}
-		for _, p := range points(last) {
-			m := strings.Index(p, " percause.")
-			series := p[:m+strings.Index(p[m:], "]")+1]
-			if seen[series] {
-				t.Fatalf("interval %d: series %s twice in one delivery", i, series)
-			}
-			seen[series] = true
-		}
+		oneSeriesEach(t, last)
 	}
 	if len(c.committed.spare) == 0 {
 		t.Fatal("no series index was kept for reuse: the second interval did not reuse the first's")
