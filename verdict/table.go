@@ -335,8 +335,8 @@ func primary(t *turnView, f *findings) string {
 	case t.underruns > 0:
 		best, cause := -1.0, ""
 		for _, c := range underrunCauses() {
-			if f.fired(c) && f.silentOf(c) > best {
-				cause, best = c, f.silentOf(c)
+			if s := f.silentOf(c); f.fired(c) && s > best {
+				cause, best = c, s
 			}
 		}
 		if cause != "" {

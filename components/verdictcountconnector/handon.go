@@ -115,7 +115,6 @@ func (c *committedCounts) flush() {
 	for i := range waiting {
 		clear(waiting[i].series)
 		c.spare = append(c.spare, waiting[i].series)
-		waiting[i].series = nil
 	}
 	if c.timer != nil {
 		c.timer.Stop()
