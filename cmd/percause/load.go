@@ -47,7 +47,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync on and off (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
 	rounds := fs.Int("rounds", 12, "with --compare or --compare-fsync: rounds rotating which collector goes first (a multiple of the collectors, 3 or 2, lets each go first as often)")
 	baseline := fs.String("baseline", "", "with --compare: also start another percause `binary` (an earlier build) on its own embedded default, measured beside the others")
-	fs.IntVar(&o.Warmup, "warmup", 200, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured")
+	fs.IntVar(&o.Warmup, "warmup", 4000, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured: the default costs less over its first few thousand turns, while its counters' series fill, so a shorter warmup reads it low (from 1,000 installations the series fill over about 10,000 turns, as make compare warms up at 64 senders)")
 	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
 	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU `profile` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
