@@ -54,9 +54,9 @@ load: build
 # ratios default/passthrough and default/durable; 6 rounds let each of the
 # three go first twice. Each collector is warmed up first, unmeasured, to
 # its steady state: the default is cheaper over its first few thousand
-# turns, while its series, launches and page fill (at 64 senders from 1,000
-# installations the first round read 1.35–1.49 of the pass-through and the
-# rounds after it 1.5–1.7). About 3 minutes on 2 cores.
+# turns, while its counters' series fill (in one run at 8 senders its first
+# 4,000 turns read 1.44 times the pass-through, the 12,000 after them 1.56;
+# docs/decisions/0246). About 3 minutes on 2 cores.
 compare: build
 	./$(BIN) load --compare --concurrency 2 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 1000
 	./$(BIN) load --compare --concurrency 8 --turns 8000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 4000
