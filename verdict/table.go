@@ -204,14 +204,6 @@ func (f *findings) evidenceOf(cause string) []string {
 	return nil
 }
 
-// silentOf is the silence put down to cause.
-func (f *findings) silentOf(cause string) float64 {
-	if g := f.find(cause); g != nil {
-		return g.silent
-	}
-	return 0
-}
-
 // fireUnderruns reads each unit that underran against its take.
 func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 	for i := range t.units {
@@ -335,8 +327,8 @@ func primary(t *turnView, f *findings) string {
 	case t.underruns > 0:
 		best, cause := -1.0, ""
 		for _, c := range underrunCauses() {
-			if s := f.silentOf(c); f.fired(c) && s > best {
-				cause, best = c, s
+			if g := f.find(c); g != nil && len(g.evidence) > 0 && g.silent > best {
+				cause, best = c, g.silent
 			}
 		}
 		if cause != "" {

@@ -240,16 +240,28 @@ func stagedCounter(t *testing.T, cfg *Config, next consumer.Metrics) (*counter, 
 	return c, sc
 }
 
+// heldCounter is a stagedCounter whose stored counts wait until the test
+// flushes them (an interval of an hour), handed on to the sink it returns;
+// edit, when given, changes the rest of the configuration.
+func heldCounter(t *testing.T, edit func(*Config)) (*counter, *stagingClient, *consumertest.MetricsSink) {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	cfg.FlushInterval = time.Hour // the test says when
+	if edit != nil {
+		edit(cfg)
+	}
+	sink := new(consumertest.MetricsSink)
+	c, sc := stagedCounter(t, cfg, sink)
+	return c, sc, sink
+}
+
 // TestStoredCountsGoOnTogether: the counts of verdicts stored by several
 // commits wait, and go on in one delivery, summed by series: every
 // delivery pays the counters' pipeline's whole way, so a commit of one or
 // two verdicts handed on alone cost more than deciding them. Shutdown
 // hands on what waits, and what is stored after it goes on at once.
 func TestStoredCountsGoOnTogether(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.FlushInterval = time.Hour // the test says when
-	sink := new(consumertest.MetricsSink)
-	c, sc := stagedCounter(t, cfg, sink)
+	c, sc, sink := heldCounter(t, nil)
 	batches := verdictBatches(t)
 	want := countAndCommit(t, c, sc, batches)
 	if want < 2 {
@@ -285,10 +297,7 @@ func TestStoredCountsGoOnTogether(t *testing.T) {
 	}
 
 	// Shutdown hands on what waits; a commit after it goes on at once.
-	cfg3 := createDefaultConfig().(*Config)
-	cfg3.FlushInterval = time.Hour
-	sink3 := new(consumertest.MetricsSink)
-	c3, sc3 := stagedCounter(t, cfg3, sink3)
+	c3, sc3, sink3 := heldCounter(t, nil)
 	if err := c3.ConsumeTraces(context.Background(), batches[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -344,10 +353,7 @@ func oneSeriesEach(t *testing.T, deliveries []pmetric.Metrics) {
 // carries exactly the verdicts stored in its own interval, one point a
 // series.
 func TestEachIntervalHandsOnItsOwnCounts(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.FlushInterval = time.Hour // the test says when
-	sink := new(consumertest.MetricsSink)
-	c, sc := stagedCounter(t, cfg, sink)
+	c, sc, sink := heldCounter(t, nil)
 	batches := verdictBatches(t)
 	halves := [][]ptrace.Traces{batches[:len(batches)/2], batches[len(batches)/2:]}
 	for i, half := range halves {
@@ -401,11 +407,7 @@ func TestCountsKeepTheirResourceAttributes(t *testing.T) {
 		{keep: []string{"service.name", "service.version"}, resources: 1, attrs: map[string]any{"service.name": "pippa-phone"}},
 		{keep: nil, resources: 2},
 	} {
-		cfg := createDefaultConfig().(*Config)
-		cfg.FlushInterval = time.Hour
-		cfg.ResourceAttributes = tc.keep
-		sink := new(consumertest.MetricsSink)
-		c, sc := stagedCounter(t, cfg, sink)
+		c, sc, sink := heldCounter(t, func(cfg *Config) { cfg.ResourceAttributes = tc.keep })
 		for _, id := range []string{"launch-a", "launch-b"} {
 			if err := c.ConsumeTraces(context.Background(), launch(id)); err != nil {
 				t.Fatal(err)
