@@ -79,6 +79,14 @@ func TestValidate(t *testing.T) {
 		}
 		runs = append(runs, run{name: f, args: []string{"--config", f}, env: env})
 	}
+	// The load tool's variants are overlays of the embedded default.
+	variants, err := filepath.Glob(filepath.Join("variants", "*.yaml"))
+	if err != nil || len(variants) == 0 {
+		t.Fatalf("no variants (%v)", err)
+	}
+	for _, f := range variants {
+		runs = append(runs, run{name: f, args: []string{"--config", "local.yaml", "--config", f}})
+	}
 	runs = append(runs,
 		run{name: "embedded default", args: nil},
 		run{name: "compose.yaml with remote write", args: []string{"--config", "compose.yaml"},

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/internal/command/load"
@@ -47,12 +49,13 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync on and off (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
 	rounds := fs.Int("rounds", 12, "with --compare or --compare-fsync: rounds rotating which collector goes first (a multiple of the collectors, 3 or 2, lets each go first as often)")
 	baseline := fs.String("baseline", "", "with --compare: also start another percause `binary` (an earlier build) on its own embedded default, measured beside the others")
+	variants := fs.String("variant", "", "with --compare: also start this build on the embedded default with a configuration `file` layered over it (comma-separated, one collector each; collector-config/variants/ holds some), each named by its file and measured beside the others, its counts not checked: what a part or a setting costs, in one run")
 	fs.IntVar(&o.Warmup, "warmup", 4000, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured: the default costs less over its first few thousand turns, while its counters' series fill, so a shorter warmup reads it low (from 1,000 installations a first 4,000 turns still read low: make compare warms up 10,000 at 64 senders)")
 	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
 	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU `profile` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare | --compare-fsync] [--profile DIR] [--json]")
+		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare [--variant FILE] | --compare-fsync] [--profile DIR] [--json]")
 		fmt.Fprintln(stderr, "       percause load --breakdown NAME.cpu.pprof[,NAME.cpu.pprof...] [--json]")
 		fmt.Fprintln(stderr, "Sends realistic voice turns (a voice.turn with its units from the phone, the takes from the engine, in")
 		fmt.Fprintln(stderr, "separate requests in either order, each built to fire one known cause), retries what is refused, and")
@@ -81,6 +84,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case *baseline != "" && !*compare:
 		fmt.Fprintln(stderr, "load: --baseline is measured beside the others: it needs --compare")
+		return 2
+	case *variants != "" && !*compare:
+		fmt.Fprintln(stderr, "load: --variant is measured beside the others: it needs --compare")
 		return 2
 	case *baseline != "" && *profile != "":
 		fmt.Fprintln(stderr, "load: --baseline and --profile: an earlier build may have no pprof extension; profile it on its own")
@@ -159,6 +165,12 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				}
 				cs = append(cs, before)
 			}
+			vs, err := startVariants(dir, *variants, startCollector)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
+			}
+			cs = append(cs, vs...)
 			peers, err := startPeers(dir, startCollector)
 			sink = peers.sink
 			if err != nil {
@@ -169,6 +181,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			legend = "default: the embedded local.yaml; passthrough: OTLP → batch → debug (keeps nothing); durable: OTLP → otlphttp with its sending queue in file_storage (stored before the 200), exporting to a sink served here"
 			if *baseline != "" {
 				legend += "; before: " + *baseline + "'s own embedded default"
+			}
+			for _, v := range vs {
+				legend += "; " + v.Name + ": the embedded default with " + v.Name + ".yaml layered over it (counts not checked)"
 			}
 		}
 		if *rounds%len(cs) != 0 {
@@ -249,6 +264,43 @@ func printReport(w io.Writer, r load.Report) {
 		fmt.Fprintf(w, "  %d more turns afterwards counted within %.2f s: %s\n", r.ProbeTurns, r.ProbeSeconds, yesNo(r.ProbeExact))
 	}
 	printProfiles(w, r.Profiles)
+}
+
+// startVariants starts this build once for each comma-separated file of
+// list, on the embedded default (written to dir) with the file layered
+// over it, named by the file without its extension. A variant may leave
+// out what counts (a processor alone), so its counts are not checked.
+func startVariants(dir, list string, start func(string, []string, ...load.StartOption) (*load.Collector, error)) ([]*load.Collector, error) {
+	if list == "" {
+		return nil, nil
+	}
+	local := filepath.Join(dir, "local.yaml")
+	if err := os.WriteFile(local, collectorconfig.Local, 0o644); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	taken := map[string]bool{"default": true, "passthrough": true, "durable": true, "before": true}
+	var vs []*load.Collector
+	for _, f := range strings.Split(list, ",") {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return vs, fmt.Errorf("load: --variant %s: %w", f, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return vs, fmt.Errorf("load: --variant: %w", err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		if taken[name] {
+			return vs, fmt.Errorf("load: --variant %s: another collector of this run is named %q; rename the file", f, name)
+		}
+		taken[name] = true
+		c, err := start(name, []string{local, abs})
+		if err != nil {
+			return vs, err
+		}
+		c.PromURL = "" // it may count nothing: the default's counts are the ones checked
+		vs = append(vs, c)
+	}
+	return vs, nil
 }
 
 // peers are the collectors --compare measures the default against.
@@ -418,7 +470,13 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 	if cmp.Machine.CPUs > 0 && cmp.Machine.LoadBefore > float64(cmp.Machine.CPUs) {
 		fmt.Fprintln(w, "  (busy before the run: each collector's CPU is its own, but what it costs shifts with what else runs; read the ratios, and how far the rounds spread)")
 	}
-	const row = "  %-20s %11s %13s %8s %10s %10s %8s %8s %11s %6s\n"
+	// The first column is as wide as its longest label (a variant's ratio
+	// may be longer than default/passthrough).
+	width := 20
+	for _, r := range cmp.Ratios {
+		width = max(width, utf8.RuneCountInString(r.Of+"/"+r.To))
+	}
+	row := "  %-" + strconv.Itoa(width) + "s %11s %13s %8s %10s %10s %8s %8s %11s %6s\n"
 	fmt.Fprintf(w, row, "", "CPU-µs/span", "rounds", "outside", "req p50 ms", "req p99 ms", "turns/s", "refused", "alloc KB/sp", "exact")
 	for _, s := range cmp.Sides {
 		lo, hi := load.MinMax(s.RoundCPUPerSpan)

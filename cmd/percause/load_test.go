@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/components/verdictcountconnector"
 	"github.com/percause/percause/internal/command/load"
 	"github.com/percause/percause/internal/testsupport/testenv"
@@ -135,6 +136,81 @@ func TestLoadCompareJSON(t *testing.T) {
 	}
 }
 
+// TestLoadCompareVariant: --variant starts this build once more, on the
+// embedded default with the file layered over it, measured beside the
+// others under the file's name. processor-only.yaml counts nothing, so a
+// variant's counts are not checked; the default's still are.
+func TestLoadCompareVariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary")
+	}
+	variant := filepath.Join("..", "..", "collector-config", "variants", "processor-only.yaml")
+	out, errOut, code := runBin(t, append([]string{"load", "--compare", "--json", "--variant", variant}, shortLoad...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var cmp load.Comparison
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	checkComparison(t, cmp, []string{"default", "processor-only", "passthrough", "durable"})
+	if !cmp.Sides[0].Checked || !cmp.Sides[0].Exact || cmp.Sides[1].Checked {
+		t.Errorf("default checked %v, exact %v; variant checked %v: want the default's counts checked and exact, the variant's not",
+			cmp.Sides[0].Checked, cmp.Sides[0].Exact, cmp.Sides[1].Checked)
+	}
+}
+
+// TestStartVariants: each variant runs on the embedded default written
+// out, with its file layered over it, named by the file; a name another
+// collector of the run has, or a file that is not there, is refused
+// before anything starts.
+func TestStartVariants(t *testing.T) {
+	dir, files := t.TempDir(), t.TempDir()
+	write := func(name string) string {
+		f := filepath.Join(files, name)
+		if err := os.WriteFile(f, []byte("processors: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := write("fewer-names.yaml"), write("no-page.yml")
+	type started struct {
+		name    string
+		configs []string
+	}
+	var got []started
+	start := func(name string, configs []string, _ ...load.StartOption) (*load.Collector, error) {
+		got = append(got, started{name, configs})
+		return &load.Collector{Name: name, PromURL: "http://127.0.0.1:1/metrics"}, nil
+	}
+	vs, err := startVariants(dir, a+","+b, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(dir, "local.yaml")
+	want := []started{{"fewer-names", []string{local, a}}, {"no-page", []string{local, b}}}
+	if len(got) != len(want) || len(vs) != len(want) {
+		t.Fatalf("started %v, returned %d; want %v", got, len(vs), want)
+	}
+	for i := range want {
+		if got[i].name != want[i].name || !slices.Equal(got[i].configs, want[i].configs) {
+			t.Errorf("started %v, want %v", got[i], want[i])
+		}
+		if vs[i].PromURL != "" {
+			t.Errorf("%s: its counts would be checked (PromURL %q)", vs[i].Name, vs[i].PromURL)
+		}
+	}
+	if b, err := os.ReadFile(local); err != nil || string(b) != string(collectorconfig.Local) {
+		t.Errorf("%s is not the embedded default (%v)", local, err)
+	}
+	for _, list := range []string{write("default.yaml"), a + "," + a, filepath.Join(files, "missing.yaml")} {
+		got = nil
+		if _, err := startVariants(dir, list, start); err == nil || len(got) > 1 {
+			t.Errorf("--variant %s: err %v after starting %v; want refused", list, err, got)
+		}
+	}
+}
+
 // TestLoadCompareFsyncJSON: --compare-fsync still runs, the default with
 // fsync on against it with fsync off.
 func TestLoadCompareFsyncJSON(t *testing.T) {
@@ -222,6 +298,7 @@ func TestLoadUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"load", "--otlp", "http://127.0.0.1:1", "--profile", t.TempDir()},
 		{"load", "--warmup", "-1"},
+		{"load", "--variant", "x.yaml"}, // measured beside the others: needs --compare
 	} {
 		if _, errOut, code := runBin(t, args...); code != exitUsage || errOut == "" {
 			t.Errorf("percause %s: exit %d, stderr %q; want 2 and why", strings.Join(args, " "), code, errOut)

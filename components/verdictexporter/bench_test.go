@@ -52,16 +52,17 @@ func realisticBatch(n int) ptrace.Traces {
 }
 
 // BenchmarkConsumeTraces is the exporter's cost on the request path, per
-// verdict: the line written and, with the page, the turn kept (the store
-// full at keep.turns, so each new turn lets the oldest go). Each batch's
-// verdicts are new.
+// verdict: the line written and, with the page, the turn kept while the
+// page is watched (the store full at keep.turns, so each new turn lets the
+// oldest go); a page nobody looks at keeps nothing. Each batch's verdicts
+// are new.
 func BenchmarkConsumeTraces(b *testing.B) {
 	for _, per := range []int{1, 8} {
-		for _, page := range []bool{true, false} {
-			b.Run(fmt.Sprintf("verdicts=%d/page=%v", per, page), func(b *testing.B) {
+		for _, page := range []string{"watched", "unwatched", "none"} {
+			b.Run(fmt.Sprintf("verdicts=%d/page=%s", per, page), func(b *testing.B) {
 				cfg := config(filepath.Join(b.TempDir(), "verdicts.jsonl"))
 				cfg.Rotation = RotationConfig{MaxMegabytes: 20, MaxBackups: 1}
-				if page {
+				if page != "none" {
 					cfg = pageConfig(cfg.Path)
 					cfg.Rotation = RotationConfig{MaxMegabytes: 20, MaxBackups: 1}
 					// Full within a run: each new turn then lets the oldest go.
@@ -75,6 +76,10 @@ func BenchmarkConsumeTraces(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer func() { _ = e.Shutdown(context.Background()) }()
+				if page == "watched" {
+					e.watch()
+					e.watchedUntil = time.Now().Add(24 * time.Hour) // through the whole run
+				}
 				td := realisticBatch(per)
 				spans := make([]ptrace.Span, 0, per)
 				for i := 0; i < td.ResourceSpans().Len(); i++ {
@@ -96,7 +101,7 @@ func BenchmarkConsumeTraces(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				if page {
+				if page != "none" {
 					// What a flush loop beside it spends is the process's too.
 					_ = e.Shutdown(context.Background())
 				}

@@ -51,7 +51,20 @@ type verdictExporter struct {
 	size   int64
 	recent *idring.Ring[pcommon.SpanID]
 	buf    []byte
+	// watchedUntil is watchFor after the page was last asked for: until
+	// then each line written goes into the page's store as well. After it
+	// nothing does, and pageBehind says the store misses lines the file
+	// holds: the next page asked for reads them back first (watch).
+	watchedUntil time.Time
+	pageBehind   bool
 }
+
+// watchFor is how long after a page request the page's store keeps each
+// turn as it is written: a page left open reloads every page.refresh (30 s
+// by default) and stays watched. A page nobody looks at costs no verdict
+// anything; the first look after reads the store back from the file, as
+// the start does (docs/decisions/0247-the-page-keeps-turns-while-watched.md).
+const watchFor = 10 * time.Minute
 
 var _ exporter.Traces = (*verdictExporter)(nil)
 
@@ -159,8 +172,8 @@ func (e *verdictExporter) Shutdown(ctx context.Context) error {
 // ConsumeTraces appends the batch's verdict and link status spans not
 // written before as one line, and returns once the line is written (to the
 // operating system: a killed collector loses none of it; a power cut may).
-// With the page, they then go into the page's store, read from the spans
-// at hand.
+// With the page, while it is watched, they then go into the page's store,
+// read from the spans at hand.
 func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -205,7 +218,11 @@ func (e *verdictExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		return err
 	}
 	if e.page != nil {
-		e.keep(ctx, fresh)
+		if e.pageBehind || !e.now().Before(e.watchedUntil) {
+			e.pageBehind = true // the file has it; a look reads it back
+		} else {
+			e.keep(ctx, fresh)
+		}
 	}
 	return nil
 }

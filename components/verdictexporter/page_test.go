@@ -247,7 +247,7 @@ func TestPageKeepsWithinBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	turns, links, _, kept, keptLinks := e.page.snapshot(time.Time{}, c.t)
+	turns, links, _, kept, keptLinks := e.watch().snapshot(time.Time{}, c.t)
 	if kept != 3 || len(turns) != 3 || keptLinks != 1 || len(links) != 1 {
 		t.Fatalf("kept %d turns, %d links; want 3 and 1", kept, keptLinks)
 	}
@@ -259,13 +259,13 @@ func TestPageKeepsWithinBounds(t *testing.T) {
 	}
 	// A day later everything is past keep.age: the page shows none of it.
 	c.t = c.t.Add(25 * time.Hour)
-	if turns, _, _, _, _ := e.page.snapshot(time.Time{}, c.t); len(turns) != 0 {
+	if turns, _, _, _, _ := e.watch().snapshot(time.Time{}, c.t); len(turns) != 0 {
 		t.Errorf("%d turns older than keep.age shown", len(turns))
 	}
 	if err := e.ConsumeTraces(ctx, turnAt(9, c.t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, kept, keptLinks := e.page.snapshot(time.Time{}, c.t); kept != 1 || keptLinks != 0 {
+	if _, _, _, kept, keptLinks := e.watch().snapshot(time.Time{}, c.t); kept != 1 || keptLinks != 0 {
 		t.Errorf("after a new turn a day later: %d turns, %d links kept, want 1 and 0", kept, keptLinks)
 	}
 }
@@ -375,18 +375,7 @@ func TestPageBehindAToken(t *testing.T) {
 	sc := cfg.HTTP.Get()
 	sc.NetAddr.Endpoint = "127.0.0.1:0"
 	sc.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: tokenID}})
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := settings()
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(set, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(context.Background(), newHost(t).withToken(t, "right-token")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	e, tel := startWithTelemetry(t, cfg, newHost(t).withToken(t, "right-token"), nil)
 	base := "http://" + e.addr + "/"
 	refused := [][]string{nil, {"Authorization", "Bearer wrong-token"}, {"Authorization", "right-token"}}
 	for _, hdr := range refused {
@@ -405,23 +394,10 @@ func TestPageBehindAToken(t *testing.T) {
 	if c := h.Get("WWW-Authenticate"); c != "" {
 		t.Errorf("the page served with the token carries WWW-Authenticate %q", c)
 	}
-	counted := func(name string) int64 {
-		m, err := tel.GetMetric(name)
-		if err != nil {
-			return 0 // never recorded
-		}
-		var n int64
-		if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
-			for _, dp := range sum.DataPoints {
-				n += dp.Value
-			}
-		}
-		return n
-	}
-	if n := counted("otelcol_exporter_verdicts_page_unauthorized"); n != int64(len(refused)) {
+	if n := counted(tel, "otelcol_exporter_verdicts_page_unauthorized"); n != int64(len(refused)) {
 		t.Errorf("otelcol_exporter_verdicts_page_unauthorized = %d, want %d", n, len(refused))
 	}
-	if n := counted("otelcol_exporter_verdicts_page_refused"); n != 0 {
+	if n := counted(tel, "otelcol_exporter_verdicts_page_refused"); n != 0 {
 		t.Errorf("otelcol_exporter_verdicts_page_refused = %d, want 0: a refused token is counted as unauthorized only", n)
 	}
 }
@@ -501,4 +477,96 @@ func TestPageTurnsPagedFilteredAndLinked(t *testing.T) {
 			t.Errorf("GET %s = %d, want 400", q, code)
 		}
 	}
+}
+
+// TestPageKeepsTurnsWhileWatched: a verdict written while nobody looks at
+// the page costs the page nothing (its store takes nothing in); the next
+// page asked for reads what it missed back from the file and shows it; for
+// watchFor after a look, each verdict is kept as it is written; past that,
+// the store stops again until the next look.
+func TestPageKeepsTurnsWhileWatched(t *testing.T) {
+	c := &clock{testNow}
+	e, tel := startWithTelemetry(t, pageConfig(filepath.Join(t.TempDir(), "v.jsonl")), newHost(t), c)
+	kept := func() int64 { return counted(tel, "otelcol_exporter_verdicts_page_kept") }
+	inStore := func() int { turns, _ := e.page.counts(); return turns }
+	behind := func() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.pageBehind }
+	ctx := context.Background()
+	consume := func(n byte, at time.Time) {
+		t.Helper()
+		if err := e.ConsumeTraces(ctx, turnAt(n, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "http://" + e.addr + "/"
+	shows := func(turns int) {
+		t.Helper()
+		code, body, _ := get(t, base+"?range=all")
+		if want := fmt.Sprintf(`<strong data-n="%d">%d</strong> turns`, turns, turns); code != http.StatusOK || !strings.Contains(body, want) {
+			t.Fatalf("GET / = %d, not %q:\n%s", code, want, body)
+		}
+	}
+
+	consume(1, testNow.Add(-2*time.Hour))
+	consume(2, testNow.Add(-time.Hour))
+	if n := inStore(); n != 0 || kept() != 0 || !behind() {
+		t.Fatalf("nobody looked, yet the store holds %d turns (kept %d, behind %v): want none taken in", n, kept(), behind())
+	}
+	shows(2) // read back from the file
+	if n := inStore(); n != 2 || kept() != 2 || behind() {
+		t.Fatalf("after a look: %d turns in the store, %d kept, behind %v; want 2, 2, false", n, kept(), behind())
+	}
+
+	c.t = c.t.Add(watchFor / 2)
+	consume(3, c.t.Add(-time.Minute))
+	if n := inStore(); n != 3 || behind() {
+		t.Fatalf("within watchFor of a look: %d turns in the store, behind %v; want the new one kept as written", n, behind())
+	}
+
+	c.t = c.t.Add(watchFor) // past watchFor since the look
+	consume(4, c.t.Add(-time.Minute))
+	if n := inStore(); n != 3 || !behind() {
+		t.Fatalf("past watchFor: %d turns in the store, behind %v; want the new one left to the file", n, behind())
+	}
+	shows(4)
+	if kept() != 4 {
+		t.Errorf("otelcol_exporter_verdicts_page_kept = %d, want each of the 4 turns once", kept())
+	}
+}
+
+// startWithTelemetry is startWith with telemetry of its own, for the test
+// to read the exporter's counters (counted); a nil clock leaves the real
+// one.
+func startWithTelemetry(t *testing.T, cfg *Config, h component.Host, c *clock) (*verdictExporter, *componenttest.Telemetry) {
+	t.Helper()
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	set := settings()
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	e, err := newExporter(set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != nil {
+		e.now = c.now
+	}
+	if err := e.Start(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return e, tel
+}
+
+// counted is the sum of a counter's points (0 when never recorded).
+func counted(tel *componenttest.Telemetry, name string) int64 {
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
+		for _, dp := range sum.DataPoints {
+			n += dp.Value
+		}
+	}
+	return n
 }

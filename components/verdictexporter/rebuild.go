@@ -290,22 +290,9 @@ func itemTime(it item) pcommon.Timestamp {
 // read ends the pass there: the page is a view, and it is logged.
 func (e *verdictExporter) rebuild(f *os.File, size int64) (rebuildStats, error) {
 	now := e.now()
-	r := newRebuilder(e.page != nil, e.cfg.Keep, e.cfg.Recent, now)
-	done, err := r.readFile(f, size)
+	r, err := e.readBack(f, size, newRebuilder(e.page != nil, e.cfg.Keep, e.cfg.Recent, now))
 	if err != nil {
-		return r.stats, fmt.Errorf("reading %s: %w", e.cfg.Path, err)
-	}
-	for i := 1; !done && i <= e.cfg.Rotation.MaxBackups; i++ {
-		p := e.cfg.Path + "." + strconv.Itoa(i)
-		done, err = e.readBackup(r, p)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			e.logger.Warn("verdict exporter: a rotated verdict file could not be read; the page starts without what it and older ones hold",
-				zap.String("path", p), zap.Error(err))
-			break
-		}
+		return r.stats, err
 	}
 	items, ids := r.items()
 	for _, id := range ids {
@@ -317,6 +304,66 @@ func (e *verdictExporter) rebuild(f *os.File, size int64) (rebuildStats, error) 
 		r.stats.Turns, r.stats.Links = e.page.counts()
 	}
 	return r.stats, nil
+}
+
+// readBack feeds r the verdict file f (of size bytes) and then its rotated
+// copies, PATH.1 first, newest lines first, until r wants nothing older.
+func (e *verdictExporter) readBack(f *os.File, size int64, r *rebuilder) (*rebuilder, error) {
+	done, err := r.readFile(f, size)
+	if err != nil {
+		return r, fmt.Errorf("reading %s: %w", e.cfg.Path, err)
+	}
+	for i := 1; !done && i <= e.cfg.Rotation.MaxBackups; i++ {
+		p := e.cfg.Path + "." + strconv.Itoa(i)
+		done, err = e.readBackup(r, p)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			e.logger.Warn("verdict exporter: a rotated verdict file could not be read; the page goes without what it and older ones hold",
+				zap.String("path", p), zap.Error(err))
+			break
+		}
+	}
+	return r, nil
+}
+
+// watch is called for each page asked for: the page's store keeps each
+// turn written for watchFor from now. If it missed lines written while
+// nobody watched, it is read back from the file first, as the start reads
+// it (writers wait meanwhile: what they write after is kept as it comes).
+// It returns the store.
+func (e *verdictExporter) watch() *pageStore {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.watchedUntil = now.Add(watchFor)
+	if !e.pageBehind || e.f == nil {
+		return e.page
+	}
+	began := time.Now()
+	r, err := e.readBack(e.f, e.size, newRebuilder(true, e.cfg.Keep, 0, now))
+	if err != nil {
+		// The store keeps what it had; the next look tries again.
+		e.logger.Warn("verdict exporter: the page could not read back what was written while nobody looked; it shows what it kept before",
+			zap.String("path", e.cfg.Path), zap.Error(err))
+		return e.page
+	}
+	items, _ := r.items()
+	added, evicted := e.page.replace(items, now)
+	e.pageBehind = false
+	if added > 0 {
+		e.tel.ExporterVerdictsPageKept.Add(int64(added))
+	}
+	if evicted > 0 {
+		e.tel.ExporterVerdictsPageEvicted.Add(int64(evicted))
+	}
+	// A line that does not read was counted by the start, which read it
+	// first (the exporter writes whole lines since).
+	e.logger.Debug("verdict exporter: the page read back what was written while nobody looked",
+		zap.Int64("bytes", r.stats.Bytes), zap.Int("lines_decoded", r.stats.Parsed), zap.Int("lines_broken", r.stats.Broken),
+		zap.Int("added", added), zap.Int("let_go", evicted), zap.Duration("took", time.Since(began)))
+	return e.page
 }
 
 func (e *verdictExporter) readBackup(r *rebuilder, path string) (bool, error) {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -78,7 +77,7 @@ func TestPageRebuiltAcrossARotation(t *testing.T) {
 			after++
 		}
 	}
-	wantTurns, _ := keptTraces(e.page, c.t)
+	wantTurns, _ := keptTraces(e.watch(), c.t)
 	if err := e.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -116,20 +115,8 @@ func TestRebuildSkipsABrokenLine(t *testing.T) {
 	if err := os.WriteFile(path, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	set := settings()
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(set, pageConfig(path))
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{testNow}
-	e.now = c.now
-	if err := e.Start(context.Background(), newHost(t)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	e, tel := startWithTelemetry(t, pageConfig(path), newHost(t), c)
 	if turns, _ := keptTraces(e.page, c.t); len(turns) != 3 {
 		t.Errorf("the page holds %d turns, want the 3 around the broken line", len(turns))
 	}

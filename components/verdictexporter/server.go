@@ -136,17 +136,18 @@ func (e *verdictExporter) servePage(w http.ResponseWriter, r *http.Request) {
 // Alertmanager says is firing when the page knows one; found is false for
 // a turn's permalink whose turn is not kept.
 func (e *verdictExporter) pageFor(ctx context.Context, q verdictpage.Query) (page verdictpage.Page, found bool) {
+	store := e.watch()
 	var alerts *verdictpage.Alerts
 	if e.cfg.Page.Alertmanager != "" {
 		alerts = firingAlerts(ctx, e.alertClient, e.cfg.Page.Alertmanager)
-		e.page.linkAlertsToTurns(alerts.Firing)
+		store.linkAlertsToTurns(alerts.Firing)
 	}
 	if q.Turn == "" {
 		p := e.dayPage(q)
 		p.Alerts = alerts
 		return p, true
 	}
-	t, links, ok := e.page.turn(q.Turn)
+	t, links, ok := store.turn(q.Turn)
 	p := verdictpage.Page{
 		Title: PageTitle, Now: e.now(), Loc: time.Local, Query: &q,
 		Budget: e.cfg.Page.PostBudget.Seconds(), Alerts: alerts, Listed: e.cfg.Page.Turns,

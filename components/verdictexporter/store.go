@@ -110,6 +110,30 @@ func (p *pageStore) add(items []item, now time.Time) (added, evicted int) {
 	return added, evicted
 }
 
+// replace makes what the store holds items alone (read back from the
+// file; the bounds at now apply), and reports how many of those it did
+// not hold before and how many it held that it holds no more.
+func (p *pageStore) replace(items []item, now time.Time) (added, letGo int) {
+	p.mu.Lock()
+	before := p.has
+	p.turns, p.links, p.has = nil, nil, make(map[string]bool, len(items))
+	p.mu.Unlock()
+	p.add(items, now)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for key := range p.has {
+		if !before[key] {
+			added++
+		}
+	}
+	for key := range before {
+		if !p.has[key] {
+			letGo++
+		}
+	}
+	return added, letGo
+}
+
 // insert puts x into the sorted s: at the end, as most come, or where it
 // belongs.
 func insert[T any](s []*T, x *T, before func(a, b *T) bool) []*T {
