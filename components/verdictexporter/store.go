@@ -112,25 +112,25 @@ func (p *pageStore) add(items []item, now time.Time) (added, evicted int) {
 
 // replace makes what the store holds items alone (read back from the
 // file; the bounds at now apply), and reports how many of those it did
-// not hold before and how many it held that it holds no more.
+// not hold before and how many it held that it holds no more. The new
+// contents are put together aside, so a page rendered meanwhile reads the
+// old ones whole.
 func (p *pageStore) replace(items []item, now time.Time) (added, letGo int) {
+	fresh := newPageStore(p.keep)
+	fresh.add(items, now)
 	p.mu.Lock()
-	before := p.has
-	p.turns, p.links, p.has = nil, nil, make(map[string]bool, len(items))
-	p.mu.Unlock()
-	p.add(items, now)
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	for key := range p.has {
-		if !before[key] {
+	defer p.mu.Unlock()
+	for key := range fresh.has {
+		if !p.has[key] {
 			added++
 		}
 	}
-	for key := range before {
-		if !p.has[key] {
+	for key := range p.has {
+		if !fresh.has[key] {
 			letGo++
 		}
 	}
+	p.turns, p.links, p.has = fresh.turns, fresh.links, fresh.has
 	return added, letGo
 }
 
