@@ -191,10 +191,11 @@ func (f *findings) add(cause, sentence string) {
 // addSilent puts seconds of silence down to cause.
 func (f *findings) addSilent(cause string, seconds float64) { f.of(cause).silent += seconds }
 
-func (f *findings) fired(cause string) bool {
-	g := f.find(cause)
-	return g != nil && len(g.evidence) > 0
-}
+func (f *findings) fired(cause string) bool { return f.find(cause).fired() }
+
+// fired reports whether a rule found evidence against the cause (false
+// for no finding).
+func (g *finding) fired() bool { return g != nil && len(g.evidence) > 0 }
 
 // evidenceOf is what the rules found against cause, in the order found.
 func (f *findings) evidenceOf(cause string) []string {
@@ -327,7 +328,7 @@ func primary(t *turnView, f *findings) string {
 	case t.underruns > 0:
 		best, cause := -1.0, ""
 		for _, c := range underrunCauses() {
-			if g := f.find(c); g != nil && len(g.evidence) > 0 && g.silent > best {
+			if g := f.find(c); g.fired() && g.silent > best {
 				cause, best = c, g.silent
 			}
 		}

@@ -165,7 +165,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				}
 				cs = append(cs, before)
 			}
-			vs, err := startVariants(dir, *variants, startCollector)
+			vs, variantsLegend, err := startVariants(dir, *variants, startCollector)
 			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return 1
@@ -182,9 +182,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if *baseline != "" {
 				legend += "; before: " + *baseline + "'s own embedded default"
 			}
-			for _, v := range vs {
-				legend += "; " + v.Name + ": the embedded default with " + v.Name + ".yaml layered over it (counts not checked)"
-			}
+			legend += variantsLegend
 		}
 		if *rounds%len(cs) != 0 {
 			fmt.Fprintf(stderr, "load: %d rounds for %d collectors: they do not all go first equally often (a multiple of %d does)\n", *rounds, len(cs), len(cs))
@@ -268,39 +266,42 @@ func printReport(w io.Writer, r load.Report) {
 
 // startVariants starts this build once for each comma-separated file of
 // list, on the embedded default (written to dir) with the file layered
-// over it, named by the file without its extension. A variant may leave
-// out what counts (a processor alone), so its counts are not checked.
-func startVariants(dir, list string, start func(string, []string, ...load.StartOption) (*load.Collector, error)) ([]*load.Collector, error) {
+// over it, named by the file without its extension, and returns them with
+// the legend's words for them. A variant may leave out what counts (a
+// processor alone), so its counts are not checked.
+func startVariants(dir, list string, start func(string, []string, ...load.StartOption) (*load.Collector, error)) ([]*load.Collector, string, error) {
 	if list == "" {
-		return nil, nil
+		return nil, "", nil
 	}
-	local := filepath.Join(dir, "local.yaml")
-	if err := os.WriteFile(local, collectorconfig.Local, 0o644); err != nil {
-		return nil, fmt.Errorf("load: %w", err)
+	local, err := load.WriteEmbeddedDefault(dir)
+	if err != nil {
+		return nil, "", err
 	}
 	taken := map[string]bool{"default": true, "passthrough": true, "durable": true, "before": true}
 	var vs []*load.Collector
+	var legend string
 	for _, f := range strings.Split(list, ",") {
 		abs, err := filepath.Abs(f)
 		if err != nil {
-			return vs, fmt.Errorf("load: --variant %s: %w", f, err)
+			return vs, legend, fmt.Errorf("load: --variant %s: %w", f, err)
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return vs, fmt.Errorf("load: --variant: %w", err)
+			return vs, legend, fmt.Errorf("load: --variant: %w", err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 		if taken[name] {
-			return vs, fmt.Errorf("load: --variant %s: another collector of this run is named %q; rename the file", f, name)
+			return vs, legend, fmt.Errorf("load: --variant %s: another collector of this run is named %q; rename the file", f, name)
 		}
 		taken[name] = true
 		c, err := start(name, []string{local, abs})
 		if err != nil {
-			return vs, err
+			return vs, legend, err
 		}
 		c.PromURL = "" // it may count nothing: the default's counts are the ones checked
 		vs = append(vs, c)
+		legend += "; " + name + ": the embedded default with " + filepath.Base(f) + " layered over it (counts not checked)"
 	}
-	return vs, nil
+	return vs, legend, nil
 }
 
 // peers are the collectors --compare measures the default against.

@@ -183,7 +183,7 @@ func TestStartVariants(t *testing.T) {
 		got = append(got, started{name, configs})
 		return &load.Collector{Name: name, PromURL: "http://127.0.0.1:1/metrics"}, nil
 	}
-	vs, err := startVariants(dir, a+","+b, start)
+	vs, _, err := startVariants(dir, a+","+b, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestStartVariants(t *testing.T) {
 	}
 	for _, list := range []string{write("default.yaml"), a + "," + a, filepath.Join(files, "missing.yaml")} {
 		got = nil
-		if _, err := startVariants(dir, list, start); err == nil || len(got) > 1 {
+		if _, _, err := startVariants(dir, list, start); err == nil || len(got) > 1 {
 			t.Errorf("--variant %s: err %v after starting %v; want refused", list, err, got)
 		}
 	}

@@ -131,6 +131,17 @@ func StartCollector(ctx context.Context, bin, name, dir string, configs []string
 	return c, c.Start(ctx)
 }
 
+// WriteEmbeddedDefault writes the embedded default to dir/local.yaml, for
+// configurations to be layered over it (a collector started with --config
+// no longer reads the embedded one), and returns the file's path.
+func WriteEmbeddedDefault(dir string) (string, error) {
+	local := filepath.Join(dir, "local.yaml")
+	if err := os.WriteFile(local, collectorconfig.Local, 0o644); err != nil {
+		return "", fmt.Errorf("load: %w", err)
+	}
+	return local, nil
+}
+
 // addProfiling layers the pprof overlay on the collector's configurations
 // (the embedded default written out first, when it runs on that: with a
 // --config the collector no longer reads it).
@@ -152,8 +163,8 @@ func (c *Collector) addProfiling(dir, profileDir string) error {
 		}
 	}
 	if len(c.configs) == 0 {
-		local := filepath.Join(dir, "local.yaml")
-		if err := os.WriteFile(local, collectorconfig.Local, 0o644); err != nil {
+		local, err := WriteEmbeddedDefault(dir)
+		if err != nil {
 			return err
 		}
 		c.configs = []string{local}
