@@ -26,3 +26,22 @@ func TestPortsDistinctAndFree(t *testing.T) {
 		l.Close()
 	}
 }
+
+// TestPortNeverTwice: the ports a process is given are distinct however
+// many are asked for one call at a time. A caller asks for a collector's
+// ports, and for its profiler's, before anything listens on them, and the
+// kernel soon hands out a port just closed again: a port given twice made
+// two listeners of one collector collide ("bind: address already in use").
+func TestPortNeverTwice(t *testing.T) {
+	seen := map[int]int{}
+	for i := range 500 {
+		p, err := Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j, ok := seen[p]; ok {
+			t.Fatalf("port %d given at call %d and again at call %d", p, j, i)
+		}
+		seen[p] = i
+	}
+}
