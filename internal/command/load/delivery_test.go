@@ -292,9 +292,9 @@ func TestFleetStaysBounded(t *testing.T) {
 	if r.PeakRSS >= 600<<20 {
 		t.Errorf("peak RSS %d MiB, over the 600 MiB bound", r.PeakRSS>>20)
 	}
-	// The processor names at most counters.installations (1000) of them,
+	// The processor names at most counters.installations (100) of them,
 	// plus "other"; 7 causes, 2 links each.
-	if bound := (1000 + 1) * len(load.Causes) * 2; r.Series > bound {
+	if bound := (100 + 1) * len(load.Causes) * 2; r.Series > bound {
 		t.Errorf("%d series of %s, over the configured bound %d", r.Series, semconv.PromTurnsTotal, bound)
 	}
 }
