@@ -72,17 +72,30 @@ type Forced struct {
 }
 
 // secs formats seconds the way the evidence prints them.
-func secs(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
+func secs(v float64) string { return string(appendSecs(nil, v)) }
+
+// appendSecs is secs appended to b: the rules that write a sentence for
+// every unit build it in one buffer, one allocation a sentence.
+func appendSecs(b []byte, v float64) []byte {
+	return append(strconv.AppendFloat(b, v, 'f', 2, 64), " s"...)
+}
 
 // secsApart formats a reading and the threshold it is compared with, with
 // as many decimals as it takes (2 to 6) for two different values to read
 // differently: a need of 1.504 s against a 1.50 s cushion reads
 // "1.504 s > 1.500 s", not "1.50 s > 1.50 s".
 func secsApart(a, b float64) (string, string) {
+	prec := apartDecimals(a, b)
+	return strconv.FormatFloat(a, 'f', prec, 64) + " s", strconv.FormatFloat(b, 'f', prec, 64) + " s"
+}
+
+// apartDecimals is the number of decimals secsApart prints a and b with.
+func apartDecimals(a, b float64) int {
+	var ba, bb [32]byte // on the stack for any reading short of 10^25 s
 	for prec := 2; ; prec++ {
-		sa, sb := strconv.FormatFloat(a, 'f', prec, 64), strconv.FormatFloat(b, 'f', prec, 64)
-		if sa != sb || a == b || prec == 6 {
-			return sa + " s", sb + " s"
+		sa, sb := strconv.AppendFloat(ba[:0], a, 'f', prec, 64), strconv.AppendFloat(bb[:0], b, 'f', prec, 64)
+		if string(sa) != string(sb) || a == b || prec == 6 {
+			return prec
 		}
 	}
 }
@@ -208,11 +221,16 @@ func rising(series []int64, n int) bool {
 }
 
 // plural writes "1 unit", "2 units".
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+func plural(n int64, noun string) string { return string(appendPlural(nil, n, noun)) }
+
+// appendPlural is plural appended to b.
+func appendPlural(b []byte, n int64, noun string) []byte {
+	b = append(strconv.AppendInt(b, n, 10), ' ')
+	b = append(b, noun...)
+	if n != 1 {
+		b = append(b, 's')
 	}
-	return strconv.FormatInt(n, 10) + " " + noun + "s"
+	return b
 }
 
 func truncate(s string, n int) string {

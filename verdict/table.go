@@ -205,30 +205,32 @@ func (f *findings) evidenceOf(cause string) []string {
 	return nil
 }
 
-// fireUnderruns reads each unit that underran against its take.
+// fireUnderruns reads each unit that underran against its take. It runs
+// for every unit of every turn, so each sentence is built in one buffer
+// the units share: one allocation a sentence.
 func fireUnderruns(t *turnView, _ *Rules, f *findings) {
+	var buf []byte
 	for i := range t.units {
 		u := &t.units[i]
 		if u.Underruns == 0 || u.UnderrunBad {
 			continue
 		}
-		head := fmt.Sprintf("unit %d: %s, %s silent", u.Index, plural(u.Underruns, "underrun"), secs(u.Silent))
+		buf = appendUnderrunHead(buf[:0], u)
 		br := Underrun{Unit: u.Index, TakeID: u.TakeID, Underruns: u.Underruns, Silent: u.Silent, Cushion: u.Cushion, Cause: semconv.CauseUnknown}
 		tk, ok := t.take(u.TakeID)
 		switch {
 		case !ok:
-			f.add(semconv.CauseUnknown, head+"; take "+u.TakeID+" never arrived")
+			buf = append(append(append(buf, "; take "...), u.TakeID...), " never arrived"...)
+			f.add(semconv.CauseUnknown, string(buf))
 			f.addSilent(semconv.CauseUnknown, u.Silent)
 		case tk.Problem != "":
 			// Bad input, reported as such (newTurnView).
 		case tk.Need > u.Cushion:
-			need, cushion := secsApart(tk.Need, u.Cushion)
-			f.add(semconv.CauseSynthesis, fmt.Sprintf("%s; take %s need %s > cushion %s", head, tk.ID, need, cushion))
+			f.add(semconv.CauseSynthesis, string(appendNeedAgainstCushion(buf, tk.ID, tk.Need, " > ", u.Cushion)))
 			f.addSilent(semconv.CauseSynthesis, u.Silent)
 			br.Cause, br.Need = semconv.CauseSynthesis, Some(tk.Need)
 		default:
-			need, cushion := secsApart(tk.Need, u.Cushion)
-			f.add(semconv.CauseNetwork, fmt.Sprintf("%s; take %s need %s ≤ cushion %s", head, tk.ID, need, cushion))
+			f.add(semconv.CauseNetwork, string(appendNeedAgainstCushion(buf, tk.ID, tk.Need, " ≤ ", u.Cushion)))
 			f.addSilent(semconv.CauseNetwork, u.Silent)
 			br.Cause, br.Need = semconv.CauseNetwork, Some(tk.Need)
 		}
@@ -236,6 +238,25 @@ func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 			f.underran = append(f.underran, br)
 		}
 	}
+}
+
+// appendUnderrunHead writes what a unit underran: "unit 3: 2 underruns,
+// 0.40 s silent".
+func appendUnderrunHead(b []byte, u *Unit) []byte {
+	b = strconv.AppendInt(append(b, "unit "...), u.Index, 10)
+	b = appendPlural(append(b, ": "...), u.Underruns, "underrun")
+	return append(appendSecs(append(b, ", "...), u.Silent), " silent"...)
+}
+
+// appendNeedAgainstCushion writes the take's need against the unit's
+// cushion, as secsApart prints them: "; take t2 need 1.504 s > cushion
+// 1.500 s".
+func appendNeedAgainstCushion(b []byte, take string, need float64, cmp string, cushion float64) []byte {
+	prec := apartDecimals(need, cushion)
+	b = append(append(append(b, "; take "...), take...), " need "...)
+	b = append(strconv.AppendFloat(b, need, 'f', prec, 64), " s"...)
+	b = append(append(b, cmp...), "cushion "...)
+	return append(strconv.AppendFloat(b, cushion, 'f', prec, 64), " s"...)
 }
 
 // fireBluetooth: the radio between the phone and the earbuds.
