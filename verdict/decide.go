@@ -91,7 +91,7 @@ func secsApart(a, b float64) (string, string) {
 
 // apartDecimals is the number of decimals secsApart prints a and b with.
 func apartDecimals(a, b float64) int {
-	var ba, bb [32]byte // on the stack for any reading short of 10^25 s
+	var ba, bb [32]byte // on the stack: six decimals of any reading under 10^24 s, signed
 	for prec := 2; ; prec++ {
 		sa, sb := strconv.AppendFloat(ba[:0], a, 'f', prec, 64), strconv.AppendFloat(bb[:0], b, 'f', prec, 64)
 		if string(sa) != string(sb) || a == b || prec == 6 {
