@@ -76,8 +76,11 @@ func secs(v float64) string { return string(appendSecs(nil, v)) }
 
 // appendSecs is secs appended to b: the rules that write a sentence for
 // every unit build it in one buffer, one allocation a sentence.
-func appendSecs(b []byte, v float64) []byte {
-	return append(strconv.AppendFloat(b, v, 'f', 2, 64), " s"...)
+func appendSecs(b []byte, v float64) []byte { return appendSecsDecimals(b, v, 2) }
+
+// appendSecsDecimals appends seconds with the given number of decimals.
+func appendSecsDecimals(b []byte, v float64, decimals int) []byte {
+	return append(strconv.AppendFloat(b, v, 'f', decimals, 64), " s"...)
 }
 
 // secsApart formats a reading and the threshold it is compared with, with
@@ -86,7 +89,7 @@ func appendSecs(b []byte, v float64) []byte {
 // "1.504 s > 1.500 s", not "1.50 s > 1.50 s".
 func secsApart(a, b float64) (string, string) {
 	prec := apartDecimals(a, b)
-	return strconv.FormatFloat(a, 'f', prec, 64) + " s", strconv.FormatFloat(b, 'f', prec, 64) + " s"
+	return string(appendSecsDecimals(nil, a, prec)), string(appendSecsDecimals(nil, b, prec))
 }
 
 // apartDecimals is the number of decimals secsApart prints a and b with.

@@ -254,9 +254,8 @@ func appendUnderrunHead(b []byte, u *Unit) []byte {
 func appendNeedAgainstCushion(b []byte, take string, need float64, cmp string, cushion float64) []byte {
 	prec := apartDecimals(need, cushion)
 	b = append(append(append(b, "; take "...), take...), " need "...)
-	b = append(strconv.AppendFloat(b, need, 'f', prec, 64), " s"...)
-	b = append(append(b, cmp...), "cushion "...)
-	return append(strconv.AppendFloat(b, cushion, 'f', prec, 64), " s"...)
+	b = append(append(appendSecsDecimals(b, need, prec), cmp...), "cushion "...)
+	return appendSecsDecimals(b, cushion, prec)
 }
 
 // fireBluetooth: the radio between the phone and the earbuds.

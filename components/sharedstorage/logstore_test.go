@@ -240,7 +240,7 @@ func TestLogCompactionKeepsEverything(t *testing.T) {
 		// one waits for it, so how many 2,000 batches start depends on the
 		// machine's speed (9 on a loaded one): each round goes on until
 		// it has started two, within a bound.
-		for i := 0; i < 2000 || compactions < 2*(round+1) && i < 200_000; i++ {
+		for i := 0; i < 2000 || (compactions < 2*(round+1) && i < 200_000); i++ {
 			var ops []*storage.Operation
 			for range 1 + rng.IntN(4) {
 				k := fmt.Sprintf("key%03d", rng.IntN(300))
