@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/batchprocessor"
+	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -150,8 +153,8 @@ func stamp(b []byte, offs []int, n uint64) {
 }
 
 // pipeline is an in-process collector pipeline: the real OTLP receiver on a
-// loopback port → batch → (verdict) → a discarding exporter that counts the
-// spans it was handed (out).
+// loopback port → its processors (with or without the verdict processor) →
+// a discarding exporter that counts the spans it was handed (out).
 type pipeline struct {
 	url  string
 	out  *countingSink
@@ -194,7 +197,22 @@ func (p pipeline) drained(b *testing.B, want int64) {
 	}
 }
 
-func startPipeline(b *testing.B, withVerdict bool) pipeline {
+// pipelineShape is what stands between the receiver and the verdict
+// processor (or, passing spans through, the sink).
+type pipelineShape int
+
+const (
+	// asShipped is every shipped configuration's traces pipeline:
+	// memory_limiter, then the verdict processor in the request's goroutine,
+	// so the 200 waits for what the processor keeps.
+	asShipped pipelineShape = iota
+	// behindBatch puts a batch processor ahead: the processor reads each
+	// batch about 200 ms after its requests were decoded, out of cache. No
+	// configuration ships it (the 200 would come before the turn is kept).
+	behindBatch
+)
+
+func startPipeline(b *testing.B, shape pipelineShape, withVerdict bool) pipeline {
 	ctx := context.Background()
 	out := &countingSink{Consumer: consumertest.NewNop(), reached: make(chan struct{}, 1)}
 	var next consumer.Traces = out
@@ -208,22 +226,42 @@ func startPipeline(b *testing.B, withVerdict bool) pipeline {
 		comps = append(comps, p)
 		next = p
 	}
-	bf := batchprocessor.NewFactory()
-	bp, err := bf.CreateTraces(ctx, processortest.NewNopSettings(bf.Type()), bf.CreateDefaultConfig(), next)
-	if err != nil {
-		b.Fatal(err)
+	switch shape {
+	case behindBatch:
+		bf := batchprocessor.NewFactory()
+		bp, err := bf.CreateTraces(ctx, processortest.NewNopSettings(bf.Type()), bf.CreateDefaultConfig(), next)
+		if err != nil {
+			b.Fatal(err)
+		}
+		comps = append(comps, bp)
+		next = bp
+	case asShipped:
+		mf := memorylimiterprocessor.NewFactory()
+		mcfg := mf.CreateDefaultConfig()
+		// collector-config/local.yaml's limits.
+		err := confmap.NewFromStringMap(map[string]any{
+			"check_interval": "1s", "limit_mib": 512, "spike_limit_mib": 128,
+		}).Unmarshal(mcfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mp, err := mf.CreateTraces(ctx, processortest.NewNopSettings(mf.Type()), mcfg, next)
+		if err != nil {
+			b.Fatal(err)
+		}
+		comps = append(comps, mp)
+		next = mp
 	}
-	comps = append(comps, bp)
 	rf := otlpreceiver.NewFactory()
 	rcfg := rf.CreateDefaultConfig()
 	port := testenv.FreePort(b)
-	err = confmap.NewFromStringMap(map[string]any{
+	err := confmap.NewFromStringMap(map[string]any{
 		"protocols": map[string]any{"http": map[string]any{"endpoint": fmt.Sprintf("127.0.0.1:%d", port)}},
 	}).Unmarshal(rcfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, bp)
+	r, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, next)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -251,21 +289,49 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkCollectorPipeline sends the same 100-span requests through two
-// in-process pipelines, one with the verdict processor and one without, in
-// alternating rounds, and reports the process CPU per span of each and their
-// ratio (target: verdict ≤ 1.2 × pass-through). The CPU of the HTTP client
-// is in both figures. Each round ends when its pipeline's sink has every
-// span the round's requests make (measured in the warm-up: each request's
-// spans on the pass-through, its verdicts on the other), so no round is
-// charged with the batch processor's flush of the one before.
+// in-process pipelines shaped as every shipped configuration's traces
+// pipeline (OTLP receiver → memory_limiter → verdict), one with the verdict
+// processor and one without, in alternating rounds, and reports the process
+// CPU per span of each and their ratio (target: verdict ≤ 1.2 ×
+// pass-through). The CPU of the HTTP client is in both figures.
 func BenchmarkCollectorPipeline(b *testing.B) {
-	pass, verdict := startPipeline(b, false), startPipeline(b, true)
+	benchmarkCollectorPipeline(b, asShipped)
+}
+
+// BenchmarkCollectorPipelineBehindBatch is BenchmarkCollectorPipeline with
+// a batch processor ahead of the verdict processor, a shape no
+// configuration ships: the processor reads each batch out of cache, about
+// 200 ms after its requests were decoded.
+func BenchmarkCollectorPipelineBehindBatch(b *testing.B) {
+	benchmarkCollectorPipeline(b, behindBatch)
+}
+
+// benchmarkCollectorPipeline measures both pipelines of one shape. Each
+// round ends when its pipeline's sink has every span the round's requests
+// make (measured in the warm-up: each request's spans on the pass-through,
+// with its verdicts on the other), so no round is charged with a batch
+// processor's flush of the one before.
+func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape) {
+	pass, verdict := startPipeline(b, shape, false), startPipeline(b, shape, true)
 	defer pass.stop()
 	defer verdict.stop()
 	body, offs := requestBytes(b)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	var dials atomic.Int64
+	dialer := &net.Dialer{}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dialer.DialContext(ctx, network, addr)
+	}}}
 	spans := int64(benchRequest().SpanCount())
 	var n uint64
+	// The client keeps its connections, as an OTLP exporter does: with each
+	// response's body closed unread, every request dialled anew, and the
+	// dialling was a tenth of both pipelines' CPU.
+	defer func() {
+		if n > 100 && uint64(dials.Load()) > n/10 {
+			b.Errorf("%d connections for %d requests: the client does not keep its connections", dials.Load(), n)
+		}
+	}()
 	send := func(url string) {
 		n++
 		stamp(body, offs, n)
@@ -273,6 +339,7 @@ func BenchmarkCollectorPipeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		_, _ = io.Copy(io.Discard, resp.Body) // read to its end, the connection is kept
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %s", resp.Status)
