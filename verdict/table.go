@@ -1,8 +1,9 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,6 +119,7 @@ type turnView struct {
 	turn      *Turn
 	units     []Unit
 	underruns int64   // over every unit
+	underran  int     // the units whose underrun can be read
 	silent    float64 // over the units whose underrun can be read
 	take      func(id string) (Take, bool)
 	problems  []string
@@ -133,8 +135,14 @@ func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
 	if p.ExtraTurns > 0 {
 		v.problems = append(v.problems, fmt.Sprintf("%d voice.turn spans in one trace", p.ExtraTurns+1))
 	}
-	v.units = append([]Unit(nil), p.Units...)
-	sort.SliceStable(v.units, func(i, j int) bool { return v.units[i].Index < v.units[j].Index })
+	// The rules only read the units: a trace's units, in index order as
+	// they nearly always arrive, are read in place, and copied to be
+	// sorted only when they came out of order.
+	v.units = p.Units
+	if !slices.IsSortedFunc(v.units, byUnitIndex) {
+		v.units = slices.Clone(p.Units)
+		slices.SortStableFunc(v.units, byUnitIndex)
+	}
 	for i := range v.units {
 		u := &v.units[i]
 		v.problems = appendUpTo(v.problems, u.Problems, 2*MaxProblems)
@@ -142,6 +150,7 @@ func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
 		if u.Underruns == 0 || u.UnderrunBad {
 			continue
 		}
+		v.underran++
 		v.silent += u.Silent
 		if tk, ok := p.Take(u.TakeID); ok && tk.Problem != "" {
 			v.problems = append(v.problems, tk.Problem)
@@ -150,12 +159,16 @@ func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
 	return v
 }
 
+func byUnitIndex(a, b Unit) int { return cmp.Compare(a.Index, b.Index) }
+
 // findings collects what the rules found, by cause: a list, since a turn
 // implicates a few of the six causes (two maps made for every decision
 // were a tenth of what deciding allocated).
 type findings struct {
 	by       []finding
 	underran []Underrun
+	// room is by's first room: a turn implicates one or two causes.
+	room [2]finding
 }
 
 // finding is what the rules found against one cause.
@@ -169,6 +182,9 @@ type finding struct {
 func (f *findings) of(cause string) *finding {
 	if g := f.find(cause); g != nil {
 		return g
+	}
+	if f.by == nil {
+		f.by = f.room[:0]
 	}
 	f.by = append(f.by, finding{cause: cause})
 	return &f.by[len(f.by)-1]
@@ -209,7 +225,10 @@ func (f *findings) evidenceOf(cause string) []string {
 // for every unit of every turn, so each sentence is built in one buffer
 // the units share: one allocation a sentence.
 func fireUnderruns(t *turnView, _ *Rules, f *findings) {
-	var buf []byte
+	buf := make([]byte, 0, 128) // a sentence is about 70 bytes
+	if f.underran == nil && t.underran > 0 {
+		f.underran = make([]Underrun, 0, min(t.underran, maxBroke))
+	}
 	for i := range t.units {
 		u := &t.units[i]
 		if u.Underruns == 0 || u.UnderrunBad {

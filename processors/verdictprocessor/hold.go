@@ -26,13 +26,15 @@ const (
 	dropExportFailed  = "export_failed" // a verdict refused downstream past its bounds
 )
 
-// observation is one span's readings, gathered before the lock is taken.
+// observation is one span's readings, gathered before the lock is taken:
+// a unit's or a take's readings sit in observations' own lists, at at, so
+// the list of every span's observation stays small (a batch processor
+// ahead hands over thousands of spans).
 type observation struct {
 	traceID pcommon.TraceID
 	kind    obsKind
 	turn    *verdict.Turn
-	unit    verdict.Unit
-	take    verdict.Take
+	at      int32
 }
 
 type obsKind uint8
@@ -44,39 +46,48 @@ const (
 	obsTakeWithoutID
 )
 
-// observations is one batch's readings; its list is recycled.
-type observations struct{ list []observation }
+// observations is one batch's readings; its lists are recycled.
+type observations struct {
+	list  []observation
+	units []verdict.Unit
+	takes []verdict.Take
+}
 
-var observationsPool = sync.Pool{New: func() any { return &observations{list: make([]observation, 0, 128)} }}
+var observationsPool = sync.Pool{New: func() any {
+	return &observations{list: make([]observation, 0, 128), units: make([]verdict.Unit, 0, 64), takes: make([]verdict.Take, 0, 64)}
+}}
 
 func getObservations() *observations { return observationsPool.Get().(*observations) }
 
 func putObservations(o *observations) {
 	clear(o.list)
-	o.list = o.list[:0]
+	clear(o.units)
+	clear(o.takes)
+	o.list, o.units, o.takes = o.list[:0], o.units[:0], o.takes[:0]
 	observationsPool.Put(o)
 }
 
 // read extracts the readings of the spans the rules read. Other spans
 // (HTTP calls, …) cost one name comparison.
 func (o *observations) read(td ptrace.Traces) {
-	// One allocation at most, sized by the batch: a batch processor ahead
-	// hands over thousands of spans, and growing the list by appending
-	// copied it about twice over (each copy scanned by the GC).
+	// One allocation at most, sized by the batch: growing the list by
+	// appending copied it about twice over (each copy scanned by the GC).
 	o.list = slices.Grow(o.list, td.SpanCount())
 	for res, span := range verdict.Spans(td) {
 		switch span.Name() {
 		case semconv.SpanVoiceTurn:
 			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurn(res, span)})
 		case semconv.SpanVoiceUnit:
-			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, unit: verdict.ReadUnit(span)})
+			o.units = append(o.units, verdict.ReadUnit(span))
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, at: int32(len(o.units) - 1)})
 		case semconv.SpanTTSTake:
 			t, ok := verdict.ReadTake(span)
 			kind := obsTake
 			if !ok {
 				kind = obsTakeWithoutID // counted under the lock with the rest
 			}
-			o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, take: t})
+			o.takes = append(o.takes, t)
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, at: int32(len(o.takes) - 1)})
 		}
 	}
 }
@@ -93,26 +104,37 @@ type holding struct {
 
 // hold adds a batch's readings to their traces, making room at
 // max_pending, and decides the turns the batch completed.
-func (p *verdictProcessor) hold(ctx context.Context, obs []observation) holding {
+func (p *verdictProcessor) hold(ctx context.Context, batch *observations) holding {
+	obs := batch.list
 	now := p.now()
 	var out tally
 	var h holding
 	touched := make([]*pending.Entry, 0, 4)
 	var woken []*pending.Entry // traces of a later turn, waiting for one this batch brought
+	// A trace's spans come in runs (a resource's units, then its voice.turn;
+	// the engine's takes): the trace is looked up once a run. Within a run
+	// nothing can decide, release or evict it, since all of that happens
+	// after the loop or for another trace.
+	var run *pending.Entry
 	p.mu.Lock()
 	for i := range obs {
 		o := &obs[i]
-		if p.held.Decided(o.traceID) || p.inflight[o.traceID] > 0 {
-			out.inc(&out.dropped, dropDecided)
-			continue
+		e := run
+		if e == nil || e.ID != o.traceID {
+			run = nil
+			if p.held.Decided(o.traceID) || p.inflight[o.traceID] > 0 {
+				out.inc(&out.dropped, dropDecided)
+				continue
+			}
+			if e = p.held.Get(o.traceID); e == nil {
+				h.decisions = p.makeRoomLocked(h.decisions, &out)
+				e = p.held.Add(o.traceID, now)
+				out.pendingDelta++
+			}
+			e.Reserve(runOf(obs[i:]))
+			run = e
 		}
-		e := p.held.Get(o.traceID)
-		if e == nil {
-			h.decisions = p.makeRoomLocked(h.decisions, &out)
-			e = p.held.Add(o.traceID, now)
-			out.pendingDelta++
-		}
-		if p.mergeLocked(e, o, now, &out) {
+		if p.mergeLocked(e, batch, o, now, &out) {
 			p.held.Changed(e)
 			if o.kind == obsTurn && e.Turn == o.turn {
 				woken = p.recordTurnLocked(e, now, &out, woken)
@@ -136,6 +158,24 @@ func (p *verdictProcessor) hold(ctx context.Context, obs []observation) holding 
 	p.mu.Unlock()
 	p.tel.record(ctx, &out)
 	return h
+}
+
+// runOf counts the units and takes among the observations that start obs
+// and share its first's trace.
+func runOf(obs []observation) (units, takes int) {
+	id := obs[0].traceID
+	for i := range obs {
+		if obs[i].traceID != id {
+			break
+		}
+		switch obs[i].kind {
+		case obsUnit:
+			units++
+		case obsTake:
+			takes++
+		}
+	}
+	return units, takes
 }
 
 // leavesHeld reports whether any trace touched stays held: one not among
@@ -178,7 +218,7 @@ func (p *verdictProcessor) makeRoomLocked(ds []decision, out *tally) []decision 
 
 // mergeLocked adds one span's readings to its trace and reports whether
 // the trace changed.
-func (p *verdictProcessor) mergeLocked(e *pending.Entry, o *observation, now time.Time, out *tally) bool {
+func (p *verdictProcessor) mergeLocked(e *pending.Entry, batch *observations, o *observation, now time.Time, out *tally) bool {
 	var drop string
 	switch o.kind {
 	case obsTurn:
@@ -187,9 +227,9 @@ func (p *verdictProcessor) mergeLocked(e *pending.Entry, o *observation, now tim
 			e.TurnAt = now
 		}
 	case obsUnit:
-		drop = e.AddUnit(o.unit, &p.cfg.Rules)
+		drop = e.AddUnit(batch.units[o.at], &p.cfg.Rules)
 	case obsTake:
-		drop = e.AddTake(o.take)
+		drop = e.AddTake(batch.takes[o.at])
 	default:
 		drop = dropTakeWithoutID
 	}

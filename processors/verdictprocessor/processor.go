@@ -211,6 +211,6 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	if len(obs.list) == 0 {
 		return p.forwardUnread(ctx, td)
 	}
-	h := p.hold(ctx, obs.list)
+	h := p.hold(ctx, obs)
 	return p.deliver(ctx, td, h)
 }
