@@ -239,12 +239,7 @@ func startPipeline(b *testing.B, shape pipelineShape, withVerdict bool) pipeline
 		mf := memorylimiterprocessor.NewFactory()
 		mcfg := mf.CreateDefaultConfig()
 		// collector-config/local.yaml's limits.
-		err := confmap.NewFromStringMap(map[string]any{
-			"check_interval": "1s", "limit_mib": 512, "spike_limit_mib": 128,
-		}).Unmarshal(mcfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		configure(b, mcfg, map[string]any{"check_interval": "1s", "limit_mib": 512, "spike_limit_mib": 128})
 		mp, err := mf.CreateTraces(ctx, processortest.NewNopSettings(mf.Type()), mcfg, next)
 		if err != nil {
 			b.Fatal(err)
@@ -255,12 +250,9 @@ func startPipeline(b *testing.B, shape pipelineShape, withVerdict bool) pipeline
 	rf := otlpreceiver.NewFactory()
 	rcfg := rf.CreateDefaultConfig()
 	port := testenv.FreePort(b)
-	err := confmap.NewFromStringMap(map[string]any{
+	configure(b, rcfg, map[string]any{
 		"protocols": map[string]any{"http": map[string]any{"endpoint": fmt.Sprintf("127.0.0.1:%d", port)}},
-	}).Unmarshal(rcfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	})
 	r, err := rf.CreateTraces(ctx, receivertest.NewNopSettings(rf.Type()), rcfg, next)
 	if err != nil {
 		b.Fatal(err)
@@ -279,6 +271,14 @@ func startPipeline(b *testing.B, shape pipelineShape, withVerdict bool) pipeline
 				_ = comps[i].Shutdown(ctx)
 			}
 		},
+	}
+}
+
+// configure sets a component's configuration from a map, as a YAML file
+// would.
+func configure(b *testing.B, cfg component.Config, m map[string]any) {
+	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+		b.Fatal(err)
 	}
 }
 
