@@ -121,21 +121,13 @@ const firstUnits = 8
 
 // Take finds the take with the given id.
 func (t *Trace) Take(id string) (Take, bool) {
-	if id == "" {
-		for i := range t.Takes {
-			if t.Takes[i].ID == "" {
-				return t.Takes[i], true
-			}
-		}
-		return Take{}, false
-	}
 	// A turn's take IDs share a length and a prefix, and differ at the
 	// end: their last bytes tell most apart before the whole is compared
 	// (this ran for every take against every take before it).
-	last := id[len(id)-1]
+	n := len(id)
 	for i := range t.Takes {
 		k := &t.Takes[i]
-		if len(k.ID) == len(id) && k.ID[len(k.ID)-1] == last && k.ID == id {
+		if len(k.ID) == n && (n == 0 || k.ID[n-1] == id[n-1]) && k.ID == id {
 			return *k, true
 		}
 	}
