@@ -76,11 +76,8 @@ func secs(v float64) string { return string(appendSecs(nil, v)) }
 
 // appendSecs is secs appended to b: the rules that write a sentence for
 // every unit build it in one buffer, one allocation a sentence.
-func appendSecs(b []byte, v float64) []byte { return appendSecsDecimals(b, v, 2) }
-
-// appendSecsDecimals appends seconds with the given number of decimals.
-func appendSecsDecimals(b []byte, v float64, decimals int) []byte {
-	return append(strconv.AppendFloat(b, v, 'f', decimals, 64), " s"...)
+func appendSecs(b []byte, v float64) []byte {
+	return append(strconv.AppendFloat(b, v, 'f', 2, 64), " s"...)
 }
 
 // secsApart formats a reading and the threshold it is compared with, with
@@ -88,17 +85,21 @@ func appendSecsDecimals(b []byte, v float64, decimals int) []byte {
 // differently: a need of 1.504 s against a 1.50 s cushion reads
 // "1.504 s > 1.500 s", not "1.50 s > 1.50 s".
 func secsApart(a, b float64) (string, string) {
-	prec := apartDecimals(a, b)
-	return string(appendSecsDecimals(nil, a, prec)), string(appendSecsDecimals(nil, b, prec))
+	var ba, bb [32]byte
+	sa, sb := apart(&ba, &bb, a, b)
+	return string(sa) + " s", string(sb) + " s"
 }
 
-// apartDecimals is the number of decimals secsApart prints a and b with.
-func apartDecimals(a, b float64) int {
-	var ba, bb [32]byte // on the stack: six decimals of any reading under 10^24 s, signed
+// apart writes a and b into ba and bb (six decimals of any reading under
+// 10^24 s, signed) with the decimals secsApart prints them with, and
+// returns them without their unit. The last formatting tried is the one
+// kept: each reading is formatted once per precision tried, not again to
+// be written.
+func apart(ba, bb *[32]byte, a, b float64) (sa, sb []byte) {
 	for prec := 2; ; prec++ {
-		sa, sb := strconv.AppendFloat(ba[:0], a, 'f', prec, 64), strconv.AppendFloat(bb[:0], b, 'f', prec, 64)
+		sa, sb = strconv.AppendFloat(ba[:0], a, 'f', prec, 64), strconv.AppendFloat(bb[:0], b, 'f', prec, 64)
 		if string(sa) != string(sb) || a == b || prec == 6 {
-			return prec
+			return sa, sb
 		}
 	}
 }

@@ -271,10 +271,11 @@ func appendUnderrunHead(b []byte, u *Unit) []byte {
 // cushion, as secsApart prints them: "; take t2 need 1.504 s > cushion
 // 1.500 s".
 func appendNeedAgainstCushion(b []byte, take string, need float64, cmp string, cushion float64) []byte {
-	prec := apartDecimals(need, cushion)
+	var bn, bc [32]byte // on the stack
+	sn, sc := apart(&bn, &bc, need, cushion)
 	b = append(append(append(b, "; take "...), take...), " need "...)
-	b = append(append(appendSecsDecimals(b, need, prec), cmp...), "cushion "...)
-	return appendSecsDecimals(b, cushion, prec)
+	b = append(append(append(append(b, sn...), " s"...), cmp...), "cushion "...)
+	return append(append(b, sc...), " s"...)
 }
 
 // fireBluetooth: the radio between the phone and the earbuds.

@@ -136,3 +136,30 @@ func TestUnitsKeptAreTheUnitsRead(t *testing.T) {
 		}
 	}
 }
+
+// TestSecsApart: a reading and its threshold print with as many decimals
+// as it takes (2 to 6) to read differently, the same in a sentence built
+// in a buffer (appendNeedAgainstCushion) as alone (secsApart).
+func TestSecsApart(t *testing.T) {
+	for _, c := range []struct {
+		a, b         float64
+		wantA, wantB string
+	}{
+		{0.4, 1.5, "0.40 s", "1.50 s"},
+		{1.504, 1.5, "1.504 s", "1.500 s"},
+		{1.5, 1.5, "1.50 s", "1.50 s"},
+		{1.0000001, 1, "1.000000 s", "1.000000 s"},
+		{-0.0041, -0.004, "-0.0041 s", "-0.0040 s"},
+		// Longer than the stack buffers the readings are formatted in.
+		{1e30, 1e30 + 1e15, "1000000000000000019884624838656.00 s", "1000000000000001005047043325952.00 s"},
+	} {
+		a, b := secsApart(c.a, c.b)
+		if a != c.wantA || b != c.wantB {
+			t.Errorf("secsApart(%v, %v) = %q, %q, want %q, %q", c.a, c.b, a, b, c.wantA, c.wantB)
+		}
+		got := string(appendNeedAgainstCushion([]byte("unit 1"), "t1", c.a, " > ", c.b))
+		if want := "unit 1; take t1 need " + c.wantA + " > cushion " + c.wantB; got != want {
+			t.Errorf("appendNeedAgainstCushion = %q, want %q", got, want)
+		}
+	}
+}
