@@ -1,10 +1,10 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -591,12 +591,10 @@ func readLive(r *attrReader, attrs pcommon.Map) []LiveSeries {
 		}
 		return len(semconv.LiveKinds)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		ri, rj := rank(out[i].Kind), rank(out[j].Kind)
-		if ri != rj {
-			return ri < rj
-		}
-		return out[i].Kind < out[j].Kind
+	// slices.SortFunc, not sort.Slice: read for every turn, and sort.Slice
+	// allocates its swapper even for the one kind a turn usually has.
+	slices.SortFunc(out, func(a, b LiveSeries) int {
+		return cmp.Or(cmp.Compare(rank(a.Kind), rank(b.Kind)), strings.Compare(a.Kind, b.Kind))
 	})
 	return out
 }
