@@ -309,7 +309,7 @@ func BenchmarkCollectorPipelineBehindBatch(b *testing.B) {
 // BenchmarkCollectorPipelinePassAgainstPass is BenchmarkCollectorPipeline
 // with a second pass-through in the verdict pipeline's place: what the
 // benchmark reads of a processor that costs nothing. Its cpu-ratio is the
-// measurement's own spread and lean on this machine, the margin any
+// measurement's own spread on this machine, the margin any
 // target on BenchmarkCollectorPipeline's ratio is read against.
 func BenchmarkCollectorPipelinePassAgainstPass(b *testing.B) {
 	benchmarkCollectorPipeline(b, asShipped, false)
