@@ -454,11 +454,20 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 // because the verdict span is emitted under the phone's resource later, when
 // the batch that carried the turn is long gone.
 func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
+	own := pcommon.NewResource()
+	res.CopyTo(own)
+	return ReadTurnUnder(own, span)
+}
+
+// ReadTurnUnder is ReadTurn with the resource already the caller's own
+// copy, which the turn keeps as it is: the turns of one batch read under
+// one resource share one copy. Nothing changes a turn's resource once
+// read.
+func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *Turn {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: semconv.SpanVoiceTurn}
 	r.carry()
-	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: pcommon.NewResource()}
-	res.CopyTo(t.Resource)
+	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: own}
 
 	t.EndTime = span.EndTimestamp()
 	t.SpeechEndToPost, t.HasSpeechEndToPost = optSeconds(attrs, semconv.TurnSpeechEndPost)
@@ -556,6 +565,25 @@ func optSeconds(attrs pcommon.Map, key string) (float64, bool) {
 	return d, true
 }
 
+// liveBeforeKeys are the known kinds' history keys, made once: a turn's
+// live counts were a key built for each.
+var liveBeforeKeys = func() (keys [semconv.NumLiveKinds]string) {
+	for i, k := range semconv.LiveKinds {
+		keys[i] = semconv.LiveBeforeAttr(k)
+	}
+	return keys
+}()
+
+// liveBeforeKey is the attribute holding the earlier turns' counts of kind.
+func liveBeforeKey(kind string) string {
+	for i, k := range semconv.LiveKinds {
+		if k == kind {
+			return liveBeforeKeys[i]
+		}
+	}
+	return semconv.LiveBeforeAttr(kind)
+}
+
 // readLive collects every live count (any kind: pippa.live.<kind> holding an
 // int) with its history, in semconv.LiveKinds order and then by name.
 func readLive(r *attrReader, attrs pcommon.Map) []LiveSeries {
@@ -581,7 +609,7 @@ func readLive(r *attrReader, attrs pcommon.Map) []LiveSeries {
 		if !ok {
 			return true
 		}
-		series, _ := r.counts(semconv.LiveBeforeAttr(kind))
+		series, _ := r.counts(liveBeforeKey(kind))
 		out = append(out, LiveSeries{Kind: kind, Series: append(series, now)})
 		return true
 	})

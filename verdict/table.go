@@ -201,8 +201,17 @@ func (f *findings) find(cause string) *finding {
 
 func (f *findings) add(cause, sentence string) {
 	g := f.of(cause)
+	if g.evidence == nil {
+		// Room for a few: the underrun rules find one sentence a unit
+		// that underran, and a list grown from one took three steps to
+		// hold four.
+		g.evidence = make([]string, 0, firstSentences)
+	}
 	g.evidence = append(g.evidence, sentence)
 }
+
+// firstSentences is the room a cause's first sentence makes.
+const firstSentences = 4
 
 // addSilent puts seconds of silence down to cause.
 func (f *findings) addSilent(cause string, seconds float64) { f.of(cause).silent += seconds }
@@ -222,34 +231,42 @@ func (f *findings) evidenceOf(cause string) []string {
 }
 
 // fireUnderruns reads each unit that underran against its take. It runs
-// for every unit of every turn, so each sentence is built in one buffer
-// the units share: one allocation a sentence.
+// for every unit of every turn, so the sentences are written into one
+// buffer and made one string, which each finding's sentence is a part of:
+// one allocation for a turn's sentences, where each was one.
 func fireUnderruns(t *turnView, _ *Rules, f *findings) {
-	buf := make([]byte, 0, 128) // a sentence is about 70 bytes
+	buf := make([]byte, 0, 512) // on the stack: a sentence is about 70 bytes
 	if f.underran == nil && t.underran > 0 {
 		f.underran = make([]Underrun, 0, min(t.underran, maxBroke))
 	}
+	var room [8]sentenceAt // on the stack: a turn underruns in a few units
+	found := room[:0]
+	say := func(cause string, from int) { found = append(found, sentenceAt{cause, from, len(buf)}) }
 	for i := range t.units {
 		u := &t.units[i]
 		if u.Underruns == 0 || u.UnderrunBad {
 			continue
 		}
-		buf = appendUnderrunHead(buf[:0], u)
+		from := len(buf)
+		buf = appendUnderrunHead(buf, u)
 		br := Underrun{Unit: u.Index, TakeID: u.TakeID, Underruns: u.Underruns, Silent: u.Silent, Cushion: u.Cushion, Cause: semconv.CauseUnknown}
 		tk, ok := t.take(u.TakeID)
 		switch {
 		case !ok:
 			buf = append(append(append(buf, "; take "...), u.TakeID...), " never arrived"...)
-			f.add(semconv.CauseUnknown, string(buf))
+			say(semconv.CauseUnknown, from)
 			f.addSilent(semconv.CauseUnknown, u.Silent)
 		case tk.Problem != "":
 			// Bad input, reported as such (newTurnView).
+			buf = buf[:from]
 		case tk.Need > u.Cushion:
-			f.add(semconv.CauseSynthesis, string(appendNeedAgainstCushion(buf, tk.ID, tk.Need, " > ", u.Cushion)))
+			buf = appendNeedAgainstCushion(buf, tk.ID, tk.Need, " > ", u.Cushion)
+			say(semconv.CauseSynthesis, from)
 			f.addSilent(semconv.CauseSynthesis, u.Silent)
 			br.Cause, br.Need = semconv.CauseSynthesis, Some(tk.Need)
 		default:
-			f.add(semconv.CauseNetwork, string(appendNeedAgainstCushion(buf, tk.ID, tk.Need, " ≤ ", u.Cushion)))
+			buf = appendNeedAgainstCushion(buf, tk.ID, tk.Need, " ≤ ", u.Cushion)
+			say(semconv.CauseNetwork, from)
 			f.addSilent(semconv.CauseNetwork, u.Silent)
 			br.Cause, br.Need = semconv.CauseNetwork, Some(tk.Need)
 		}
@@ -257,6 +274,19 @@ func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 			f.underran = append(f.underran, br)
 		}
 	}
+	if len(found) == 0 {
+		return
+	}
+	all := string(buf)
+	for _, s := range found {
+		f.add(s.cause, all[s.from:s.to])
+	}
+}
+
+// sentenceAt is where one of fireUnderruns' sentences lies in its buffer.
+type sentenceAt struct {
+	cause    string
+	from, to int
 }
 
 // appendUnderrunHead writes what a unit underran: "unit 3: 2 underruns,
@@ -367,7 +397,7 @@ func primary(t *turnView, f *findings) string {
 		return semconv.CauseUnknown
 	case t.underruns > 0:
 		best, cause := -1.0, ""
-		for _, c := range underrunCauses() {
+		for _, c := range silenceRanking {
 			if g := f.find(c); g.fired() && g.silent > best {
 				cause, best = c, g.silent
 			}
@@ -390,6 +420,10 @@ func primary(t *turnView, f *findings) string {
 	return semconv.CauseNone
 }
 
+// silenceRanking is underrunCauses, listed once: primary reads it for
+// every turn that underran.
+var silenceRanking = underrunCauses()
+
 // underrunCauses are the causes ranked by silence: the underrun rules'
 // causes in table order, then unknown (a take that never came).
 func underrunCauses() []string {
@@ -405,7 +439,9 @@ func underrunCauses() []string {
 // implicated lists the causes that fired, the primary first, then in table
 // order, unknown last.
 func implicated(primary string, f *findings) []string {
-	out := []string{primary}
+	// Sized once for every cause that fired: the list grew from one.
+	out := make([]string, 1, 1+len(f.by))
+	out[0] = primary
 	add := func(c string) {
 		if c != primary && f.fired(c) {
 			out = append(out, c)

@@ -64,6 +64,11 @@ func (t *Trace) AddUnit(u Unit, c *Rules) string {
 		t.UnitSpans = make([]pcommon.SpanID, 0, firstUnits)
 	}
 	t.UnitSpans = append(t.UnitSpans, u.SpanID)
+	if t.Units == nil {
+		// The units a rule reads are a few of a turn's (those that
+		// underran): grown from one, four took three steps.
+		t.Units = make([]Unit, 0, firstKeptUnits)
+	}
 	// Kept in place, then let go if no rule reads it: the rules are called
 	// through function values, so a pointer to u itself would move every
 	// unit to the heap.
@@ -118,6 +123,9 @@ func reserve[E any](list []E, n int) []E {
 // a reply is read aloud in a few units, and growing the lists from one
 // allocated about twice what they end up holding, in four steps.
 const firstUnits = 8
+
+// firstKeptUnits is the room a trace's first unit makes in Units.
+const firstKeptUnits = 4
 
 // Take finds the take with the given id.
 func (t *Trace) Take(id string) (Take, bool) {

@@ -73,10 +73,17 @@ func (o *observations) read(td ptrace.Traces) {
 	// One allocation at most, sized by the batch: growing the list by
 	// appending copied it about twice over (each copy scanned by the GC).
 	o.list = slices.Grow(o.list, td.SpanCount())
+	// The turns under one resource (a phone's, for all its turns in the
+	// batch) share one copy of it.
+	var under, own pcommon.Resource
 	for res, span := range verdict.Spans(td) {
 		switch span.Name() {
 		case semconv.SpanVoiceTurn:
-			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurn(res, span)})
+			if own == (pcommon.Resource{}) || res != under {
+				under, own = res, pcommon.NewResource()
+				res.CopyTo(own)
+			}
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurnUnder(own, span)})
 		case semconv.SpanVoiceUnit:
 			o.units = append(o.units, verdict.ReadUnit(span))
 			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, at: int32(len(o.units) - 1)})
