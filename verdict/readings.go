@@ -576,10 +576,8 @@ var liveBeforeKeys = func() (keys [semconv.NumLiveKinds]string) {
 
 // liveBeforeKey is the attribute holding the earlier turns' counts of kind.
 func liveBeforeKey(kind string) string {
-	for i, k := range semconv.LiveKinds {
-		if k == kind {
-			return liveBeforeKeys[i]
-		}
+	if i := slices.Index(semconv.LiveKinds, kind); i >= 0 {
+		return liveBeforeKeys[i]
 	}
 	return semconv.LiveBeforeAttr(kind)
 }

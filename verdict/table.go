@@ -235,8 +235,11 @@ func (f *findings) evidenceOf(cause string) []string {
 // buffer and made one string, which each finding's sentence is a part of:
 // one allocation for a turn's sentences, where each was one.
 func fireUnderruns(t *turnView, _ *Rules, f *findings) {
+	if t.underran == 0 {
+		return // no unit's underrun can be read: nothing below would run
+	}
 	buf := make([]byte, 0, 512) // on the stack: a sentence is about 70 bytes
-	if f.underran == nil && t.underran > 0 {
+	if f.underran == nil {
 		f.underran = make([]Underrun, 0, min(t.underran, maxBroke))
 	}
 	var room [8]sentenceAt // on the stack: a turn underruns in a few units

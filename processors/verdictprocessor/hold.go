@@ -74,12 +74,13 @@ func (o *observations) read(td ptrace.Traces) {
 	// appending copied it about twice over (each copy scanned by the GC).
 	o.list = slices.Grow(o.list, td.SpanCount())
 	// The turns under one resource (a phone's, for all its turns in the
-	// batch) share one copy of it.
+	// batch) share one copy of it. under starts as the zero Resource, which
+	// no batch's resource is.
 	var under, own pcommon.Resource
 	for res, span := range verdict.Spans(td) {
 		switch span.Name() {
 		case semconv.SpanVoiceTurn:
-			if own == (pcommon.Resource{}) || res != under {
+			if res != under {
 				under, own = res, pcommon.NewResource()
 				res.CopyTo(own)
 			}
