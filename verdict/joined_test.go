@@ -78,7 +78,8 @@ func readTrace(td ptrace.Traces, c *Rules) *Trace {
 				case semconv.SpanVoiceTurn:
 					t.AddTurn(ReadTurn(rs.Resource(), s))
 				case semconv.SpanVoiceUnit:
-					t.AddUnit(ReadUnit(s), c)
+					u := ReadUnit(s)
+					t.AddUnit(&u, c)
 				case semconv.SpanTTSTake:
 					if k, ok := ReadTake(s); ok {
 						t.AddTake(k)

@@ -52,8 +52,9 @@ func (t *Trace) AddTurn(r *Turn) string {
 }
 
 // AddUnit adds a voice.unit span's readings, keeping them only when a rule
-// reads the unit (c's thresholds say which).
-func (t *Trace) AddUnit(u Unit, c *Rules) string {
+// reads the unit (c's thresholds say which). u is read, not kept: its
+// readings are copied when kept.
+func (t *Trace) AddUnit(u *Unit, c *Rules) string {
 	if t.HasSpan(u.SpanID) {
 		return DropDuplicateSpan
 	}
@@ -64,19 +65,15 @@ func (t *Trace) AddUnit(u Unit, c *Rules) string {
 		t.UnitSpans = make([]pcommon.SpanID, 0, firstUnits)
 	}
 	t.UnitSpans = append(t.UnitSpans, u.SpanID)
+	if !keepUnit(u, c) {
+		return "" // a healthy turn keeps none, and makes no room for any
+	}
 	if t.Units == nil {
 		// The units a rule reads are a few of a turn's (those that
 		// underran): grown from one, four took three steps.
 		t.Units = make([]Unit, 0, firstKeptUnits)
 	}
-	// Kept in place, then let go if no rule reads it: the rules are called
-	// through function values, so a pointer to u itself would move every
-	// unit to the heap.
-	t.Units = append(t.Units, u)
-	if last := len(t.Units) - 1; !keepUnit(&t.Units[last], c) {
-		t.Units[last] = Unit{}
-		t.Units = t.Units[:last]
-	}
+	t.Units = append(t.Units, *u)
 	return ""
 }
 
@@ -124,7 +121,7 @@ func reserve[E any](list []E, n int) []E {
 // allocated about twice what they end up holding, in four steps.
 const firstUnits = 8
 
-// firstKeptUnits is the room a trace's first unit makes in Units.
+// firstKeptUnits is the room a trace's first kept unit makes in Units.
 const firstKeptUnits = 4
 
 // Take finds the take with the given id.

@@ -235,7 +235,7 @@ func (p *verdictProcessor) mergeLocked(e *pending.Entry, batch *observations, o 
 			e.TurnAt = now
 		}
 	case obsUnit:
-		drop = e.AddUnit(batch.units[o.at], &p.cfg.Rules)
+		drop = e.AddUnit(&batch.units[o.at], &p.cfg.Rules) // the batch's own list: no copy moves to the heap
 	case obsTake:
 		drop = e.AddTake(batch.takes[o.at])
 	default:
