@@ -212,12 +212,32 @@ const (
 	behindBatch
 )
 
-func startPipeline(b *testing.B, shape pipelineShape, withVerdict bool) pipeline {
+// stage is what the measured pipeline has in the verdict processor's
+// place.
+type stage int
+
+const (
+	// noStage passes spans through: the pass-through itself.
+	noStage stage = iota
+	// verdictStage is the verdict processor, as shipped.
+	verdictStage
+	// formatFloor does only what any processor writing this format must:
+	// it reads what the rules read of every span, and writes each turn's
+	// verdict span as the processor writes it (copied from one it wrote),
+	// holding and deciding nothing.
+	formatFloor
+	// writeFloor only writes each turn's verdict span, reading nothing but
+	// the spans' names.
+	writeFloor
+)
+
+func startPipeline(b *testing.B, shape pipelineShape, st stage) pipeline {
 	ctx := context.Background()
 	out := &countingSink{Consumer: consumertest.NewNop(), reached: make(chan struct{}, 1)}
 	var next consumer.Traces = out
 	var comps []component.Component
-	if withVerdict {
+	switch st {
+	case verdictStage:
 		f := NewFactory()
 		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(metadata.Type), f.CreateDefaultConfig(), next)
 		if err != nil {
@@ -225,6 +245,8 @@ func startPipeline(b *testing.B, shape pipelineShape, withVerdict bool) pipeline
 		}
 		comps = append(comps, p)
 		next = p
+	case formatFloor, writeFloor:
+		next = newFloorStage(b, st == formatFloor, next)
 	}
 	switch shape {
 	case behindBatch:
@@ -295,7 +317,7 @@ func cpuTime() time.Duration {
 // CPU per span of each and their ratio (target: verdict ≤ 1.2 ×
 // pass-through). The CPU of the HTTP client is in both figures.
 func BenchmarkCollectorPipeline(b *testing.B) {
-	benchmarkCollectorPipeline(b, asShipped, true)
+	benchmarkCollectorPipeline(b, asShipped, verdictStage)
 }
 
 // BenchmarkCollectorPipelineBehindBatch is BenchmarkCollectorPipeline with
@@ -303,7 +325,7 @@ func BenchmarkCollectorPipeline(b *testing.B) {
 // configuration ships: the processor reads each batch out of cache, about
 // 200 ms after its requests were decoded.
 func BenchmarkCollectorPipelineBehindBatch(b *testing.B) {
-	benchmarkCollectorPipeline(b, behindBatch, true)
+	benchmarkCollectorPipeline(b, behindBatch, verdictStage)
 }
 
 // BenchmarkCollectorPipelinePassAgainstPass is BenchmarkCollectorPipeline
@@ -312,17 +334,32 @@ func BenchmarkCollectorPipelineBehindBatch(b *testing.B) {
 // measurement's own spread on this machine, the margin any
 // target on BenchmarkCollectorPipeline's ratio is read against.
 func BenchmarkCollectorPipelinePassAgainstPass(b *testing.B) {
-	benchmarkCollectorPipeline(b, asShipped, false)
+	benchmarkCollectorPipeline(b, asShipped, noStage)
+}
+
+// BenchmarkCollectorPipelineFormatFloor is BenchmarkCollectorPipeline with
+// formatFloor in the processor's place: what reading the spans and writing
+// the verdict spans cost with nothing held or decided, the least any
+// processor writing this format pays.
+func BenchmarkCollectorPipelineFormatFloor(b *testing.B) {
+	benchmarkCollectorPipeline(b, asShipped, formatFloor)
+}
+
+// BenchmarkCollectorPipelineWriteFloor is BenchmarkCollectorPipeline with
+// writeFloor in the processor's place: what writing the verdict spans
+// alone costs.
+func BenchmarkCollectorPipelineWriteFloor(b *testing.B) {
+	benchmarkCollectorPipeline(b, asShipped, writeFloor)
 }
 
 // benchmarkCollectorPipeline measures both pipelines of one shape. Each
 // round ends when its pipeline's sink has every span the round's requests
 // make (measured in the warm-up: each request's spans on the pass-through,
 // with its verdicts on the other), so no round is charged with a batch
-// processor's flush of the one before. Without withVerdict, the second
-// pipeline is a pass-through too.
-func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, withVerdict bool) {
-	pass, verdict := startPipeline(b, shape, false), startPipeline(b, shape, withVerdict)
+// processor's flush of the one before. The second pipeline has st in the
+// verdict processor's place (noStage: it is a pass-through too).
+func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
+	pass, verdict := startPipeline(b, shape, noStage), startPipeline(b, shape, st)
 	defer pass.stop()
 	defer verdict.stop()
 	body, offs := requestBytes(b)
