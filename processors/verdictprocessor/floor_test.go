@@ -38,6 +38,9 @@ func newFloorStage(tb testing.TB, read bool, next consumer.Traces) *floorStage {
 	if err := p.ConsumeTraces(ctx, benchRequest()); err != nil {
 		tb.Fatal(err)
 	}
+	if err := p.Shutdown(ctx); err != nil {
+		tb.Fatal(err)
+	}
 	s := &floorStage{read: read, next: next}
 	for _, td := range sink.AllTraces() {
 		for _, rs := range td.ResourceSpans().All() {
