@@ -246,7 +246,9 @@ func startPipeline(b *testing.B, shape pipelineShape, st stage) pipeline {
 		comps = append(comps, p)
 		next = p
 	case formatFloor, writeFloor:
-		next = newFloorStage(b, st == formatFloor, next)
+		fs := newFloorStage(b, st == formatFloor, next)
+		comps = append(comps, fs)
+		next = fs
 	}
 	switch shape {
 	case behindBatch:
