@@ -7,7 +7,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # minutes on 2 cores); every test package shares this one build via PERCAUSE_BIN.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo test test-short lint fmt vet staticcheck bench load compare dashboards semconv fuzz clean
+.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare dashboards semconv fuzz clean
 
 all: lint test
 
@@ -40,6 +40,13 @@ staticcheck:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./instr/... ./exporters/... ./processors/... ./components/...
+
+# The verdict processor's CPU against the same pipeline passing spans
+# through (target: every run within 1.2), then two pass-throughs against
+# each other (the benchmark's own spread). Each run prints its cpu-ratio and
+# cpu-ratio-se, its standard error (docs/decisions/0310). About 40 s.
+bench-pipeline:
+	$(GO) test -run '^$$' -bench '^BenchmarkCollectorPipeline(PassAgainstPass)?$$' -count 5 ./processors/verdictprocessor/
 
 # A fleet into the embedded default: 100,000 turns from 20,000 installations,
 # each relaunching every 2 turns; every turn must be counted exactly.

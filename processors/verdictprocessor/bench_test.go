@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
@@ -426,6 +427,7 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 	}
 	rounds := max(b.N/per, 1)
 	var cpuPass, cpuVerdict, wallPass, wallVerdict time.Duration
+	var blocks ratioBlocks
 	runtime.GC()
 	b.ResetTimer()
 	for r := 0; r < rounds; r++ {
@@ -442,7 +444,9 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 			*wall += time.Since(w0)
 			b.StopTimer() // the wait for the batch timeout is not a request's
 			p.drained(b, want)
-			*cpu += cpuTime() - c0
+			used := cpuTime() - c0
+			*cpu += used
+			blocks.add(r, rounds, which, used)
 			b.StartTimer()
 		}
 	}
@@ -451,8 +455,52 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 	b.ReportMetric(float64(cpuPass.Nanoseconds())/total, "pass-cpu-ns/span")
 	b.ReportMetric(float64(cpuVerdict.Nanoseconds())/total, "verdict-cpu-ns/span")
 	b.ReportMetric(float64(cpuVerdict)/float64(cpuPass), "cpu-ratio")
+	if se, ok := blocks.stdErr(rounds); ok {
+		b.ReportMetric(se, "cpu-ratio-se")
+	}
 	b.ReportMetric(total/wallPass.Seconds(), "pass-spans/s")
 	b.ReportMetric(total/wallVerdict.Seconds(), "verdict-spans/s")
+}
+
+// ratioBlocks splits a run's rounds into eight consecutive blocks, each
+// with its own CPU ratio. Their spread gives the run's standard error (the
+// method of batch means): how far one run can read from the ratio many
+// runs would average, so a run near the target says whether it is above
+// it by more than its own noise (docs/decisions/0310).
+type ratioBlocks struct {
+	pass, verdict [8]time.Duration
+}
+
+// add charges a pipeline's CPU in round of rounds to its block.
+func (b *ratioBlocks) add(round, rounds int, verdict bool, cpu time.Duration) {
+	i := round * len(b.pass) / rounds
+	if verdict {
+		b.verdict[i] += cpu
+	} else {
+		b.pass[i] += cpu
+	}
+}
+
+// stdErr is the standard error of the run's ratio: the sample deviation of
+// the blocks' ratios over the square root of their number. ok is false
+// when the run had fewer than two rounds a block (a run behind a batch
+// processor has ten rounds in all).
+func (b *ratioBlocks) stdErr(rounds int) (se float64, ok bool) {
+	n := len(b.pass)
+	if rounds < 2*n {
+		return 0, false
+	}
+	var ratios [len(b.pass)]float64
+	var mean float64
+	for i := range ratios {
+		ratios[i] = float64(b.verdict[i]) / float64(b.pass[i])
+		mean += ratios[i] / float64(n)
+	}
+	var dev float64
+	for _, r := range ratios {
+		dev += (r - mean) * (r - mean)
+	}
+	return math.Sqrt(dev / float64(n-1) / float64(n)), true
 }
 
 // roundRequests is how many requests a pipeline's round sends: about 5 ms
@@ -550,4 +598,41 @@ func BenchmarkPendingTurnMemory(b *testing.B) {
 	}
 	b.ReportMetric(float64(int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/float64(2*b.N), "B/pending-turn")
 	runtime.KeepAlive(h)
+}
+
+// TestRatioBlocksStdErr holds the pipeline benchmark's standard error to
+// the batch-means formula on rounds whose CPU is known.
+func TestRatioBlocksStdErr(t *testing.T) {
+	const ms = time.Millisecond
+	cases := []struct {
+		name    string
+		rounds  int
+		verdict func(round int) time.Duration // the pass-through costs 10 ms a round
+		want    float64
+		ok      bool
+	}{
+		{"every block alike", 16, func(int) time.Duration { return 12 * ms }, 0, true},
+		// Blocks of two rounds, their ratios 1.0, 1.2, 1.0, …: a sample
+		// deviation of sqrt(8 × 0.01 / 7), over sqrt(8).
+		{"blocks alternate", 16, func(r int) time.Duration {
+			if r/2%2 == 1 {
+				return 12 * ms
+			}
+			return 10 * ms
+		}, math.Sqrt(0.08/7) / math.Sqrt(8), true},
+		{"too few rounds", 15, func(int) time.Duration { return 12 * ms }, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b ratioBlocks
+			for r := range c.rounds {
+				b.add(r, c.rounds, false, 10*ms)
+				b.add(r, c.rounds, true, c.verdict(r))
+			}
+			got, ok := b.stdErr(c.rounds)
+			if ok != c.ok || math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("stdErr = %v, %v; want %v, %v", got, ok, c.want, c.ok)
+			}
+		})
+	}
 }
