@@ -471,7 +471,8 @@ type ratioBlocks struct {
 	pass, verdict [8]time.Duration
 }
 
-// add charges a pipeline's CPU in round of rounds to its block.
+// add charges one pipeline's CPU in a round (of rounds) to the round's
+// block.
 func (b *ratioBlocks) add(round, rounds int, verdict bool, cpu time.Duration) {
 	i := round * len(b.pass) / rounds
 	if verdict {
