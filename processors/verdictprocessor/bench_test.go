@@ -427,7 +427,7 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 	}
 	rounds := max(b.N/per, 1)
 	var cpuPass, cpuVerdict, wallPass, wallVerdict time.Duration
-	var blocks ratioBlocks
+	blocks := ratioBlocks{rounds: rounds}
 	runtime.GC()
 	b.ResetTimer()
 	for r := 0; r < rounds; r++ {
@@ -446,7 +446,7 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 			p.drained(b, want)
 			used := cpuTime() - c0
 			*cpu += used
-			blocks.add(r, rounds, which, used)
+			blocks.add(r, which, used)
 			b.StartTimer()
 		}
 	}
@@ -455,7 +455,7 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 	b.ReportMetric(float64(cpuPass.Nanoseconds())/total, "pass-cpu-ns/span")
 	b.ReportMetric(float64(cpuVerdict.Nanoseconds())/total, "verdict-cpu-ns/span")
 	b.ReportMetric(float64(cpuVerdict)/float64(cpuPass), "cpu-ratio")
-	if se, ok := blocks.stdErr(rounds); ok {
+	if se, ok := blocks.stdErr(); ok {
 		b.ReportMetric(se, "cpu-ratio-se")
 	}
 	b.ReportMetric(total/wallPass.Seconds(), "pass-spans/s")
@@ -468,13 +468,13 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 // runs would average, so a run near the target says whether it is above
 // it by more than its own noise (docs/decisions/0310).
 type ratioBlocks struct {
+	rounds        int // in the run
 	pass, verdict [8]time.Duration
 }
 
-// add charges one pipeline's CPU in a round (of rounds) to the round's
-// block.
-func (b *ratioBlocks) add(round, rounds int, verdict bool, cpu time.Duration) {
-	i := round * len(b.pass) / rounds
+// add charges one pipeline's CPU in a round to the round's block.
+func (b *ratioBlocks) add(round int, verdict bool, cpu time.Duration) {
+	i := round * len(b.pass) / b.rounds
 	if verdict {
 		b.verdict[i] += cpu
 	} else {
@@ -486,9 +486,9 @@ func (b *ratioBlocks) add(round, rounds int, verdict bool, cpu time.Duration) {
 // the blocks' ratios over the square root of their number. ok is false
 // when the run had fewer than two rounds a block (a run behind a batch
 // processor has ten rounds in all).
-func (b *ratioBlocks) stdErr(rounds int) (se float64, ok bool) {
+func (b *ratioBlocks) stdErr() (se float64, ok bool) {
 	n := len(b.pass)
-	if rounds < 2*n {
+	if b.rounds < 2*n {
 		return 0, false
 	}
 	var ratios [len(b.pass)]float64
@@ -625,12 +625,12 @@ func TestRatioBlocksStdErr(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var b ratioBlocks
+			b := ratioBlocks{rounds: c.rounds}
 			for r := range c.rounds {
-				b.add(r, c.rounds, false, 10*ms)
-				b.add(r, c.rounds, true, c.verdict(r))
+				b.add(r, false, 10*ms)
+				b.add(r, true, c.verdict(r))
 			}
-			got, ok := b.stdErr(c.rounds)
+			got, ok := b.stdErr()
 			if ok != c.ok || math.Abs(got-c.want) > 1e-12 {
 				t.Errorf("stdErr = %v, %v; want %v, %v", got, ok, c.want, c.ok)
 			}
