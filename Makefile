@@ -44,7 +44,8 @@ bench:
 # The verdict processor's CPU against the same pipeline passing spans
 # through (target: every run within 1.2), then two pass-throughs against
 # each other (the benchmark's own spread). Each run prints its cpu-ratio and
-# cpu-ratio-se, its standard error (docs/decisions/0310). About a minute.
+# cpu-ratio-se, its standard error (docs/decisions/0310); each run measures
+# at least 500 rounds (docs/decisions/0311). A little over a minute.
 bench-pipeline:
 	$(GO) test -run '^$$' -bench '^BenchmarkCollectorPipeline(PassAgainstPass)?$$' -count 5 ./processors/verdictprocessor/
 
