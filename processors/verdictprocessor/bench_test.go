@@ -521,7 +521,8 @@ const roundRequests = 10
 // distance between the processor's mean ratio (about 1.15) and its target
 // (1.2): whether one run of five read above the target was as much the
 // dice's doing as the processor's. The standard error falls with the
-// square root of the rounds; 500 put it near 0.015 (docs/decisions/0311).
+// square root of the rounds: 500 put it at 0.018 in a noisy hour, where
+// the default length read 0.042 (docs/decisions/0311).
 // -benchtime Nx measures N/10 rounds when that is more.
 const minRounds = 500
 
