@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -431,6 +432,8 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 	var cpuPass, cpuVerdict, wallPass, wallVerdict time.Duration
 	blocks := ratioBlocks{rounds: rounds}
 	runtime.GC()
+	var mem0, mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	b.ResetTimer()
 	for r := 0; r < rounds; r++ {
 		for _, which := range roundOrder(r) {
@@ -453,11 +456,17 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 		}
 	}
 	b.StopTimer()
+	runtime.ReadMemStats(&mem1)
 	total := float64(int64(per*rounds) * spans)
 	// A run measures at least minRounds whatever b.N asked, so the
-	// framework's ns/op (its timed span over b.N) is replaced by what it
-	// meant: the wall time of one request to each pipeline.
-	b.ReportMetric(float64((wallPass+wallVerdict).Nanoseconds())/float64(per*rounds), "ns/op")
+	// framework's figures per op (what it timed and counted, over b.N) are
+	// replaced by what they meant: per request to each pipeline.
+	pairs := float64(per * rounds)
+	b.ReportMetric(float64((wallPass+wallVerdict).Nanoseconds())/pairs, "ns/op")
+	if f := flag.Lookup("test.benchmem"); f != nil && f.Value.String() == "true" {
+		b.ReportMetric(float64(mem1.TotalAlloc-mem0.TotalAlloc)/pairs, "B/op")
+		b.ReportMetric(float64(mem1.Mallocs-mem0.Mallocs)/pairs, "allocs/op")
+	}
 	b.ReportMetric(float64(cpuPass.Nanoseconds())/total, "pass-cpu-ns/span")
 	b.ReportMetric(float64(cpuVerdict.Nanoseconds())/total, "verdict-cpu-ns/span")
 	b.ReportMetric(float64(cpuVerdict)/float64(cpuPass), "cpu-ratio")
