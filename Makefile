@@ -45,7 +45,7 @@ bench:
 # through (target: every run within 1.2), then two pass-throughs against
 # each other (the benchmark's own spread). Each run prints its cpu-ratio and
 # cpu-ratio-se, its standard error (docs/decisions/0310); each run measures
-# at least 500 rounds (docs/decisions/0311). A little over a minute.
+# at least 1,000 rounds (docs/decisions/0311). About two minutes.
 bench-pipeline:
 	$(GO) test -run '^$$' -bench '^BenchmarkCollectorPipeline(PassAgainstPass)?$$' -count 5 ./processors/verdictprocessor/
 

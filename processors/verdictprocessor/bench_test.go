@@ -320,7 +320,7 @@ func cpuTime() time.Duration {
 // processor and one without, in alternating rounds, and reports the process
 // CPU per span of each and their ratio (target: verdict ≤ 1.2 ×
 // pass-through). The CPU of the HTTP client is in both figures. A run
-// measures at least minRounds rounds, about five seconds of requests, so
+// measures at least minRounds rounds, about ten seconds of requests, so
 // each run can tell a ratio above 1.2 from its own noise.
 func BenchmarkCollectorPipeline(b *testing.B) {
 	benchmarkCollectorPipeline(b, asShipped, verdictStage)
@@ -530,10 +530,11 @@ const roundRequests = 10
 // distance between the processor's mean ratio (about 1.15) and its target
 // (1.2): whether one run of five read above the target was as much the
 // dice's doing as the processor's. The standard error falls with the
-// square root of the rounds: 500 put it at 0.018 in a noisy hour, where
-// the default length read 0.042 (docs/decisions/0311).
+// square root of the rounds. 500 put it at 0.016 to 0.018, and one run in
+// 90 still read above 1.2; 1,000 put it at 0.013, a quarter of that
+// distance (docs/decisions/0311).
 // -benchtime Nx measures N/10 rounds when that is more.
-const minRounds = 500
+const minRounds = 1000
 
 // roundOrder is which pipeline goes first in round r (false: the
 // pass-through): each in turn, so neither is always the one that follows
