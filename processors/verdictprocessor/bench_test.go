@@ -664,3 +664,34 @@ func TestRatioBlocksStdErr(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelineBenchmarkFiguresPerRequest: a pipeline benchmark run
+// measures at least minRounds rounds whatever b.N asks (the testing
+// package's first call, b.N = 1, is the whole run), so its figures per op
+// must be per request to each pipeline, not the whole run's over b.N.
+func TestPipelineBenchmarkFiguresPerRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs BenchmarkCollectorPipeline once, about 12 s")
+	}
+	benchmem := flag.Lookup("test.benchmem")
+	was := benchmem.Value.String()
+	if err := benchmem.Value.Set("true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = benchmem.Value.Set(was) })
+	r := testing.Benchmark(BenchmarkCollectorPipeline)
+	if r.N == 0 {
+		t.Fatal("the benchmark failed")
+	}
+	// One request to each pipeline costs about 1 ms, 650 KB and 6,700
+	// allocations; the whole run's over b.N = 1 would be thousands of times
+	// that.
+	for _, c := range []struct {
+		unit string
+		most float64
+	}{{"ns/op", 1e8}, {"B/op", 1e7}, {"allocs/op", 1e5}} {
+		if got := r.Extra[c.unit]; got <= 0 || got > c.most {
+			t.Errorf("%s = %v over %d iterations; want a figure per request, above 0 and at most %v", c.unit, got, r.N, c.most)
+		}
+	}
+}
