@@ -407,25 +407,30 @@ func printProfileBreakdowns(stdout, stderr io.Writer, files []string, asJSON boo
 		_ = json.NewEncoder(stdout).Encode(bs)
 		return exitOK
 	}
-	printBreakdowns(stdout, bs, 0)
+	printBreakdowns(stdout, bs, 0, 0)
 	return exitOK
 }
 
 // printBreakdowns prints the breakdowns side by side: a row for each part
-// any collector spent CPU on, its CPU-µs per span sent (with spans; else
-// its CPU seconds) and its share.
-func printBreakdowns(w io.Writer, bs []load.SideBreakdown, spans float64) {
+// any collector spent CPU on, its CPU-µs per span and per request sent
+// (with spans and requests; else its CPU seconds) and its share.
+func printBreakdowns(w io.Writer, bs []load.SideBreakdown, spans, requests float64) {
 	if len(bs) == 0 {
 		return
 	}
-	unit, per := "CPU-µs per span sent", 1e6/spans
-	if spans <= 0 {
-		unit, per = "CPU seconds", 1
+	unit, width := "CPU seconds", 16
+	figures := func(sec float64) string { return fmt.Sprintf("%.2f", sec) }
+	// The total stands under the parts' figures, not their shares.
+	const shareWidth = len(" (00.0 %)")
+	if spans > 0 && requests > 0 {
+		unit, width = "CPU-µs per span sent, per request sent", 25
+		figures = func(sec float64) string { return fmt.Sprintf("%.2f %7.1f", sec*1e6/spans, sec*1e6/requests) }
 	}
 	fmt.Fprintf(w, "  where the CPU went, from each profile (the whole run: warmup, settles and scrapes included), %s (share):\n", unit)
+	col := " %" + strconv.Itoa(width) + "s"
 	fmt.Fprintf(w, "    %-48s", "")
 	for _, b := range bs {
-		fmt.Fprintf(w, " %16s", b.Name)
+		fmt.Fprintf(w, col, b.Name)
 	}
 	fmt.Fprintln(w)
 	total := make([]float64, len(bs))
@@ -441,15 +446,15 @@ func printBreakdowns(w io.Writer, bs []load.SideBreakdown, spans float64) {
 		for j, b := range bs {
 			sh := b.Shares[i]
 			total[j] += sh.Seconds
-			fmt.Fprintf(w, " %16s", fmt.Sprintf("%.2f (%4.1f %%)", sh.Seconds*per, 100*sh.Fraction))
+			fmt.Fprintf(w, col, fmt.Sprintf("%s (%4.1f %%)", figures(sh.Seconds), 100*sh.Fraction))
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "    %-48s", "all")
+	all := fmt.Sprintf("    %-48s", "all")
 	for _, t := range total {
-		fmt.Fprintf(w, " %16s", fmt.Sprintf("%.2f", t*per))
+		all += fmt.Sprintf(col, fmt.Sprintf("%-*s", len(figures(t))+shareWidth, figures(t)))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, strings.TrimRight(all, " "))
 }
 
 func printProfiles(w io.Writer, files []string) {
@@ -477,8 +482,8 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 	for _, r := range cmp.Ratios {
 		width = max(width, utf8.RuneCountInString(r.Of+"/"+r.To))
 	}
-	row := "  %-" + strconv.Itoa(width) + "s %11s %13s %8s %10s %10s %8s %8s %11s %6s\n"
-	fmt.Fprintf(w, row, "", "CPU-µs/span", "rounds", "outside", "req p50 ms", "req p99 ms", "turns/s", "refused", "alloc KB/sp", "exact")
+	row := "  %-" + strconv.Itoa(width) + "s %11s %13s %8s %10s %10s %8s %8s %11s %11s %6s\n"
+	fmt.Fprintf(w, row, "", "CPU-µs/span", "rounds", "outside", "req p50 ms", "req p99 ms", "turns/s", "refused", "alloc KB/sp", "commits/req", "exact")
 	for _, s := range cmp.Sides {
 		lo, hi := load.MinMax(s.RoundCPUPerSpan)
 		exact := "-"
@@ -489,21 +494,26 @@ func printComparison(w io.Writer, cmp load.Comparison, legend string) {
 		if s.AllocPerSpan > 0 {
 			alloc = fmt.Sprintf("%.1f", s.AllocPerSpan/1024)
 		}
+		commits := "-"
+		if s.CommitsPerRequest > 0 {
+			commits = fmt.Sprintf("%.3f", s.CommitsPerRequest)
+		}
 		fmt.Fprintf(w, row, s.Name, f2(s.CPUPerSpan), f2(lo)+"–"+f2(hi), f2(s.OutsideCPUPerSpan), f2(s.RequestP50Ms), f2(s.RequestP99Ms),
-			fmt.Sprintf("%.0f", s.TurnsPerSec), fmt.Sprint(s.Refused), alloc, exact)
+			fmt.Sprintf("%.0f", s.TurnsPerSec), fmt.Sprint(s.Refused), alloc, commits, exact)
 	}
 	for _, r := range cmp.Ratios {
-		fmt.Fprintf(w, row, r.Of+"/"+r.To, f2(r.CPUPerSpan), f2(r.RoundsMin)+"–"+f2(r.RoundsMax), "", f2(r.RequestP50Ms), f2(r.RequestP99Ms), f2(r.TurnsPerSec), "", "", "")
+		fmt.Fprintf(w, row, r.Of+"/"+r.To, f2(r.CPUPerSpan), f2(r.RoundsMin)+"–"+f2(r.RoundsMax), "", f2(r.RequestP50Ms), f2(r.RequestP99Ms), f2(r.TurnsPerSec), "", "", "", "")
 	}
 	fmt.Fprintf(w, "  %s\n", legend)
 	fmt.Fprintln(w, "  rounds: the least and greatest of one round; outside: CPU between the collector's rounds, per span (background, or work left after the settle)")
+	fmt.Fprintln(w, "  commits/req: the shared store's transactions over the rounds, per request accepted (- without shared_storage)")
 	for _, s := range cmp.Sides {
 		for _, d := range s.Differences {
 			fmt.Fprintf(w, "  %s: %s\n", s.Name, d)
 		}
 	}
 	printProfiles(w, cmp.Profiles)
-	printBreakdowns(w, cmp.Breakdowns, cmp.SpansSent())
+	printBreakdowns(w, cmp.Breakdowns, cmp.SpansSent(), cmp.RequestsSent())
 }
 
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }

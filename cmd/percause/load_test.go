@@ -43,7 +43,8 @@ func TestLoadCompareTable(t *testing.T) {
 	}
 	num := `\d+\.\d\d`
 	for _, row := range []string{
-		`default +` + num + ` +` + num + `–` + num + ` +` + num + ` .* yes$`,
+		// the default's commits per request: its shared store's, at most one
+		`default +` + num + ` +` + num + `–` + num + ` +` + num + ` .* (0\.\d{3}|1\.000) +yes$`,
 		`passthrough +` + num + ` .* -$`,
 		`durable +` + num + ` .* -$`,
 		`default/passthrough +` + num + ` +` + num + `–` + num,
@@ -73,8 +74,9 @@ func TestLoadCompareTable(t *testing.T) {
 		`\n +default +passthrough +durable\n`,
 		// a short run's few samples fall in some parts only: a part's row,
 		// whichever
-		`\n    [a-z][a-zA-Z_:, ()]+ +` + num + ` \( ?\d+\.\d %\)`,
-		`\n    all +` + num + ` +` + num + ` +` + num + `\n`,
+		// whichever, per span and per request
+		`\n    [a-z][a-zA-Z_:, ()]+ +` + num + ` +\d+\.\d \( ?\d+\.\d %\)`,
+		`\n    all( +` + num + ` +\d+\.\d){3}\n`,
 	} {
 		if !regexp.MustCompile(row).MatchString(out) {
 			t.Errorf("no breakdown line matching %q in:\n%s", row, out)
@@ -116,7 +118,10 @@ func TestLoadBreakdown(t *testing.T) {
 
 // TestLoadCompareJSON: with --json, one object carries what the table
 // shows: the sender count, three sides with their CPU per span and request
-// latency, both ratios of the default.
+// latency, both ratios of the default, and the default's storage commits
+// per request accepted, read from its own telemetry: above 0 (it keeps
+// what it accepts) and at most 1 (its components share a commit); the
+// others have no shared store.
 func TestLoadCompareJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary")
@@ -130,6 +135,12 @@ func TestLoadCompareJSON(t *testing.T) {
 		t.Fatalf("%v in %s", err, out)
 	}
 	checkComparison(t, cmp, []string{"default", "passthrough", "durable"})
+	if c := cmp.Sides[0].CommitsPerRequest; c <= 0 || c > 1 {
+		t.Errorf("the default: %v storage commits per request, want more than 0 and at most 1", c)
+	}
+	if cmp.Sides[1].CommitsPerRequest != 0 || cmp.Sides[2].CommitsPerRequest != 0 {
+		t.Errorf("commits per request %v and %v for collectors without shared_storage, want none", cmp.Sides[1].CommitsPerRequest, cmp.Sides[2].CommitsPerRequest)
+	}
 	if !cmp.Sides[0].Checked || !cmp.Sides[0].Exact || cmp.Sides[1].Checked || cmp.Sides[2].Checked {
 		t.Errorf("counts checked %v/%v/%v, exact %v: want the default's alone checked, and exact",
 			cmp.Sides[0].Checked, cmp.Sides[1].Checked, cmp.Sides[2].Checked, cmp.Sides[0].Exact)
@@ -241,8 +252,8 @@ func checkComparison(t *testing.T, cmp load.Comparison, names []string) {
 	var got []string
 	for _, s := range cmp.Sides {
 		got = append(got, s.Name)
-		if s.Spans != cmp.Spans || s.CPUPerSpan <= 0 || s.RequestP50Ms <= 0 || s.RequestP99Ms < s.RequestP50Ms || len(s.RoundCPUPerSpan) != cmp.Rounds {
-			t.Errorf("side %s: spans %d, CPU-µs/span %v, p50 %v, p99 %v, %d rounds: not a whole measurement", s.Name, s.Spans, s.CPUPerSpan, s.RequestP50Ms, s.RequestP99Ms, len(s.RoundCPUPerSpan))
+		if s.Spans != cmp.Spans || s.Requests <= 0 || s.CPUPerSpan <= 0 || s.RequestP50Ms <= 0 || s.RequestP99Ms < s.RequestP50Ms || len(s.RoundCPUPerSpan) != cmp.Rounds {
+			t.Errorf("side %s: spans %d, requests %d, CPU-µs/span %v, p50 %v, p99 %v, %d rounds: not a whole measurement", s.Name, s.Spans, s.Requests, s.CPUPerSpan, s.RequestP50Ms, s.RequestP99Ms, len(s.RoundCPUPerSpan))
 		}
 	}
 	if !slices.Equal(got, names) {

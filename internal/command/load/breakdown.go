@@ -26,6 +26,7 @@ var Parts = []Part{
 	{"garbage collector", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|gcAssistAlloc|bgsweep|bgscavenge)$`)},
 	{"Prometheus scrapes", regexp.MustCompile(`promhttp\.|prometheus\.\(\*Registry\)\.Gather`)},
 	{"counts handed on (into the Prometheus exporter)", regexp.MustCompile(`verdictcountconnector\.\(\*committedCounts\)\.(flush|deliver)$`)},
+	{"verdict file: JSON encoding", regexp.MustCompile(`verdictexporter\.appendJSON$`)},
 	{"verdict file and page", regexp.MustCompile(`verdictexporter\.\(\*verdictExporter\)\.ConsumeTraces$`)},
 	{"counting (the count connector)", regexp.MustCompile(`verdictcountconnector\.`)},
 	{"storage commit", regexp.MustCompile(`sharedstorage\.|verdictprocessor/internal/persist\.`)},

@@ -190,6 +190,16 @@ func (c Comparison) SpansSent() float64 {
 	return float64(c.Spans) * float64(c.Turns+c.Warmup) / float64(c.Turns)
 }
 
+// RequestsSent is how many requests the first collector accepted over the
+// whole run, the warmup's included (in proportion to its turns, as
+// SpansSent): what a profile of the whole run covers.
+func (c Comparison) RequestsSent() float64 {
+	if c.Turns == 0 || len(c.Sides) == 0 {
+		return 0
+	}
+	return float64(c.Sides[0].Requests) * float64(c.Turns+c.Warmup) / float64(c.Turns)
+}
+
 // Compare runs SideBySide and gives the first collector's ratio to each
 // of the others.
 func Compare(ctx context.Context, cs []*Collector, o Options, rounds int) (Comparison, error) {
@@ -254,14 +264,21 @@ type Side struct {
 	OutsideCPUPerSpan float64 `json:"outside_cpu_us_per_span"`
 	// AllocPerSpan is the heap allocated per span over the run, from the
 	// collector's own telemetry: what its garbage collector has to collect.
-	AllocPerSpan float64  `json:"alloc_bytes_per_span,omitempty"`
-	RequestP50Ms float64  `json:"request_p50_ms"`
-	RequestP99Ms float64  `json:"request_p99_ms"`
-	TurnsPerSec  float64  `json:"turns_per_second"` // over the time its rounds took to send
-	Refused      int64    `json:"refused"`
-	Checked      bool     `json:"counts_checked"`  // it has a PromURL
-	Exact        bool     `json:"counted_exactly"` // when checked
-	Differences  []string `json:"differences,omitempty"`
+	AllocPerSpan float64 `json:"alloc_bytes_per_span,omitempty"`
+	// Requests is how many requests it accepted in its rounds.
+	Requests int64 `json:"requests"`
+	// CommitsPerRequest is the shared store's transactions in its rounds
+	// per request accepted, from the collector's own telemetry (absent for
+	// a collector without shared_storage): what durability cost each
+	// request in commits, at most one when its components share them.
+	CommitsPerRequest float64  `json:"storage_commits_per_request,omitempty"`
+	RequestP50Ms      float64  `json:"request_p50_ms"`
+	RequestP99Ms      float64  `json:"request_p99_ms"`
+	TurnsPerSec       float64  `json:"turns_per_second"` // over the time its rounds took to send
+	Refused           int64    `json:"refused"`
+	Checked           bool     `json:"counts_checked"`  // it has a PromURL
+	Exact             bool     `json:"counted_exactly"` // when checked
+	Differences       []string `json:"differences,omitempty"`
 }
 
 // Ratio is one collector's figures over another's, from one side-by-side
@@ -314,8 +331,13 @@ func div(a, b float64) float64 {
 	return a / b
 }
 
-// allocMetric is the collector's own counter of heap bytes allocated.
-const allocMetric = "otelcol_process_runtime_alloc_bytes_total"
+// The collector's own counters a side-by-side run reads over its rounds:
+// heap bytes allocated, and the shared store's transactions (of every
+// trigger: a request's batch, a staged flush, a walk).
+const (
+	allocMetric   = "otelcol_process_runtime_alloc_bytes_total"
+	commitsMetric = "otelcol_extension_shared_storage_commits_total"
+)
 
 // SideBySide sends the same turns to each collector, o.Warmup of them
 // unmeasured, then the rest in rounds that rotate
@@ -333,7 +355,7 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 	bases := make([]Counts, len(cs))
 	cpu, took := make([]time.Duration, len(cs)), make([]time.Duration, len(cs))
 	roundCPU := make([][]float64, len(cs))
-	start, alloc0 := make([]Usage, len(cs)), make([]float64, len(cs))
+	start, alloc0, commits0 := make([]Usage, len(cs)), make([]float64, len(cs)), make([]float64, len(cs))
 	for i, c := range cs {
 		senders[i] = NewSender(c.TracesURL, o.Concurrency)
 		if c.PromURL != "" {
@@ -355,6 +377,7 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 	}
 	for i, c := range cs {
 		alloc0[i] = allocated(ctx, c)
+		commits0[i], _ = ownTotal(ctx, c, commitsMetric)
 	}
 	for i, c := range cs {
 		var err error
@@ -418,7 +441,7 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 		}
 		n := float64(max(s.Spans.Load(), 1))
 		lat := s.Latencies()
-		sides[i] = Side{Name: c.Name, Spans: s.Spans.Load(), Refused: s.Refused.Load(),
+		sides[i] = Side{Name: c.Name, Spans: s.Spans.Load(), Requests: s.Requests.Load(), Refused: s.Refused.Load(),
 			CPUPerSpan:        float64(cpu[i].Nanoseconds()) / 1e3 / n,
 			RoundCPUPerSpan:   roundCPU[i],
 			OutsideCPUPerSpan: float64((end.CPU - start[i].CPU - cpu[i]).Nanoseconds()) / 1e3 / n,
@@ -430,6 +453,9 @@ func SideBySide(ctx context.Context, cs []*Collector, o Options, rounds int) ([]
 	for i, c := range cs {
 		if a0, a1 := alloc0[i], allocated(ctx, c); a0 > 0 && a1 > a0 {
 			sides[i].AllocPerSpan = (a1 - a0) / float64(max(sides[i].Spans, 1))
+		}
+		if c1, ok := ownTotal(ctx, c, commitsMetric); ok && sides[i].Requests > 0 {
+			sides[i].CommitsPerRequest = (c1 - commits0[i]) / float64(sides[i].Requests)
 		}
 	}
 	for i, c := range cs {
@@ -480,14 +506,22 @@ func warmUp(ctx context.Context, cs []*Collector, f *Fleet, o Options) (Tally, e
 // allocated is the heap bytes the collector has allocated so far, from its
 // own telemetry (0 when it cannot be read).
 func allocated(ctx context.Context, c *Collector) float64 {
+	n, _ := ownTotal(ctx, c, allocMetric)
+	return n
+}
+
+// ownTotal is the sum of one of the collector's own counters over its
+// series; ok is false when the collector has no such counter (or no
+// telemetry to read it from).
+func ownTotal(ctx context.Context, c *Collector, metric string) (n float64, ok bool) {
 	if c.TelURL == "" {
-		return 0
+		return 0, false
 	}
-	n, err := Scrape(ctx, c.TelURL, allocMetric, "")
-	if err != nil {
-		return 0
+	got, err := Scrape(ctx, c.TelURL, metric, "")
+	if err != nil || got.Series == 0 {
+		return 0, false
 	}
-	return n.By[""]
+	return got.By[""], true
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
