@@ -52,11 +52,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	variants := fs.String("variant", "", "with --compare: also start this build on the embedded default with a configuration `file` layered over it (comma-separated, one collector each; collector-config/variants/ holds some), each named by its file and measured beside the others, its counts not checked: what a part or a setting costs, in one run")
 	fs.IntVar(&o.Warmup, "warmup", 4000, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured: the default costs less over its first few thousand turns, while its counters' series fill, so a shorter warmup reads it low (from 1,000 installations a first 4,000 turns still read low: make compare warms up 10,000 at 64 senders)")
 	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
-	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU `profile` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit")
+	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU `profile` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit; with --turns, the turns each collector was sent in that run (its warmup's included), per span and per request sent")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare [--variant FILE] | --compare-fsync] [--profile DIR] [--json]")
-		fmt.Fprintln(stderr, "       percause load --breakdown NAME.cpu.pprof[,NAME.cpu.pprof...] [--json]")
+		fmt.Fprintln(stderr, "       percause load --breakdown NAME.cpu.pprof[,NAME.cpu.pprof...] [--turns N] [--json]")
 		fmt.Fprintln(stderr, "Sends realistic voice turns (a voice.turn with its units from the phone, the takes from the engine, in")
 		fmt.Fprintln(stderr, "separate requests in either order, each built to fire one known cause), retries what is refused, and")
 		fmt.Fprintln(stderr, "checks percause_turns_total by cause on the Prometheus endpoint exactly. Exits 1 if a count differs.")
@@ -66,7 +66,15 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *breakdown != "" {
-		return printProfileBreakdowns(stdout, stderr, strings.Split(*breakdown, ","), *asJSON)
+		// --turns, given, is what the profiled run sent each collector; by
+		// default the profiles' CPU is given in seconds.
+		sent := 0
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "turns" {
+				sent = o.Turns
+			}
+		})
+		return printProfileBreakdowns(stdout, stderr, strings.Split(*breakdown, ","), sent, *asJSON)
 	}
 	o.Seed = *seed
 	switch {
@@ -384,8 +392,9 @@ func breakdowns(cs []*load.Collector) ([]load.SideBreakdown, error) {
 }
 
 // printProfileBreakdowns is --breakdown: the CPU profiles named, broken
-// down side by side, each named by its file (without .cpu.pprof).
-func printProfileBreakdowns(stdout, stderr io.Writer, files []string, asJSON bool) int {
+// down side by side, each named by its file (without .cpu.pprof); with the
+// turns each collector was sent (turns > 0), per span and per request sent.
+func printProfileBreakdowns(stdout, stderr io.Writer, files []string, turns int, asJSON bool) int {
 	names := map[string]int{}
 	for _, f := range files {
 		names[filepath.Base(f)]++
@@ -407,7 +416,7 @@ func printProfileBreakdowns(stdout, stderr io.Writer, files []string, asJSON boo
 		_ = json.NewEncoder(stdout).Encode(bs)
 		return exitOK
 	}
-	printBreakdowns(stdout, bs, 0, 0)
+	printBreakdowns(stdout, bs, float64(turns*load.SpansPerTurn), float64(turns*load.RequestsPerTurn))
 	return exitOK
 }
 

@@ -87,7 +87,8 @@ func TestLoadCompareTable(t *testing.T) {
 // TestLoadBreakdown: --breakdown reads CPU profiles written earlier (here
 // one made for the test) and gives each sample to the first part its stack
 // belongs to: the verdict file's write inside a request is the verdict
-// file's, not the receiver's.
+// file's, not the receiver's; with --turns, in CPU-µs per span and per
+// request sent.
 func TestLoadBreakdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary")
@@ -109,6 +110,22 @@ func TestLoadBreakdown(t *testing.T) {
 	} {
 		if !regexp.MustCompile(row).MatchString(out) {
 			t.Errorf("no line matching %q in:\n%s", row, out)
+		}
+	}
+	// With the turns the profiled run sent each collector: 100 turns are
+	// 1,100 spans in 200 requests, so 0.30 s is 272.73 µs a span and
+	// 1,500.0 a request.
+	out, errOut, code = runBin(t, "load", "--breakdown", path, "--turns", "100")
+	if code != exitOK {
+		t.Fatalf("--turns 100: exit %d; stderr:\n%s", code, errOut)
+	}
+	for _, row := range []string{
+		`CPU-µs per span sent, per request sent`,
+		`\n    verdict file and page +272\.73 +1500\.0 \(30\.0 %\)\n`,
+		`\n    all +909\.09 +5000\.0\n`,
+	} {
+		if !regexp.MustCompile(row).MatchString(out) {
+			t.Errorf("--turns 100: no line matching %q in:\n%s", row, out)
 		}
 	}
 	if _, errOut, code := runBin(t, "load", "--breakdown", filepath.Join(t.TempDir(), "none.cpu.pprof")); code != exitFailed || !strings.Contains(errOut, "none.cpu.pprof") {

@@ -27,6 +27,13 @@ var Causes = []string{
 // UnitsPerTurn is how many units (and takes) a generated turn has.
 const UnitsPerTurn = 5
 
+// What one generated turn sends: the phone's request (the voice.turn and
+// its units) and the engine's (the takes), accepted at the first try.
+const (
+	SpansPerTurn    = 1 + 2*UnitsPerTurn
+	RequestsPerTurn = 2
+)
+
 // Turn is one generated voice turn: its two requests and what it must get.
 type Turn struct {
 	TraceID      pcommon.TraceID
