@@ -17,25 +17,31 @@ import (
 type Part struct {
 	Name   string
 	frames *regexp.Regexp // a function name of the part
+	// except, when set, is a function name that keeps a stack out of the
+	// part even where frames matches: file_storage's commit is a storage
+	// commit under a component, the sending queue's under an exporter.
+	except *regexp.Regexp
 }
 
 // Parts are the parts a breakdown tells apart, most specific first; a
 // sample none of them claims is "the rest" (the scheduler, timers, the
 // collector's own telemetry outside a request).
 var Parts = []Part{
-	{"garbage collector", regexp.MustCompile(`^runtime\.(gcBgMarkWorker|gcAssistAlloc|bgsweep|bgscavenge)$`)},
-	{"Prometheus scrapes", regexp.MustCompile(`promhttp\.|prometheus\.\(\*Registry\)\.Gather`)},
-	{"counts handed on (into the Prometheus exporter)", regexp.MustCompile(`verdictcountconnector\.\(\*committedCounts\)\.(flush|deliver)$`)},
-	{"verdict file: JSON encoding", regexp.MustCompile(`verdictexporter\.appendJSON$`)},
-	{"verdict file and page", regexp.MustCompile(`verdictexporter\.\(\*verdictExporter\)\.ConsumeTraces$`)},
-	{"counting (the count connector)", regexp.MustCompile(`verdictcountconnector\.`)},
-	{"storage commit", regexp.MustCompile(`sharedstorage\.|verdictprocessor/internal/persist\.`)},
-	{"verdict spans", regexp.MustCompile(`verdictprocessor\.\(\*verdictProcessor\)\.verdictBatch$`)},
-	{"verdict processor: read, hold, decide, settle", regexp.MustCompile(`percause/processors/`)},
-	{"memory_limiter", regexp.MustCompile(`memorylimiterprocessor\.|processorhelper\.`)},
-	{"batch processor and debug exporter", regexp.MustCompile(`batchprocessor\.|debugexporter\.`)},
-	{"sending queue in file_storage", regexp.MustCompile(`exporterhelper/|filestorage\.|go\.etcd\.io/bbolt`)},
-	{"receiver, HTTP and protobuf", regexp.MustCompile(`^net/http\.|otlpreceiver|confighttp|collector/pdata/`)},
+	{Name: "garbage collector", frames: regexp.MustCompile(`^runtime\.(gcBgMarkWorker|gcAssistAlloc|bgsweep|bgscavenge)$`)},
+	{Name: "Prometheus scrapes", frames: regexp.MustCompile(`promhttp\.|prometheus\.\(\*Registry\)\.Gather`)},
+	{Name: "counts handed on (into the Prometheus exporter)", frames: regexp.MustCompile(`verdictcountconnector\.\(\*committedCounts\)\.(flush|deliver)$`)},
+	{Name: "verdict file: JSON encoding", frames: regexp.MustCompile(`verdictexporter\.appendJSON$`)},
+	{Name: "verdict file and page", frames: regexp.MustCompile(`verdictexporter\.\(\*verdictExporter\)\.ConsumeTraces$`)},
+	{Name: "counting (the count connector)", frames: regexp.MustCompile(`verdictcountconnector\.`)},
+	// file_storage and bbolt: how a build before shared_storage committed
+	// (a database for each component that kept state).
+	{Name: "storage commit", frames: regexp.MustCompile(`sharedstorage\.|verdictprocessor/internal/persist\.|filestorage\.|go\.etcd\.io/bbolt`), except: regexp.MustCompile(`exporterhelper/`)},
+	{Name: "verdict spans", frames: regexp.MustCompile(`verdictprocessor\.\(\*verdictProcessor\)\.verdictBatch$`)},
+	{Name: "verdict processor: read, hold, decide, settle", frames: regexp.MustCompile(`percause/processors/`)},
+	{Name: "memory_limiter", frames: regexp.MustCompile(`memorylimiterprocessor\.|processorhelper\.`)},
+	{Name: "batch processor and debug exporter", frames: regexp.MustCompile(`batchprocessor\.|debugexporter\.`)},
+	{Name: "sending queue in file_storage", frames: regexp.MustCompile(`exporterhelper/|filestorage\.|go\.etcd\.io/bbolt`)},
+	{Name: "receiver, HTTP and protobuf", frames: regexp.MustCompile(`^net/http\.|otlpreceiver|confighttp|collector/pdata/`)},
 }
 
 // RestPart names what no part claims.
@@ -73,16 +79,21 @@ func breakdownOf(p *profile.Profile) ([]Share, error) {
 	if cpu < 0 {
 		return nil, fmt.Errorf("load: not a CPU profile (no cpu/nanoseconds samples)")
 	}
-	// Which parts each function belongs to, as bits, found once a function.
-	member := map[uint64]uint64{}
-	partsOf := func(fn *profile.Function) uint64 {
+	// Which parts each function belongs to, and which it keeps a stack out
+	// of, as bits, found once a function.
+	type membership struct{ in, out uint64 }
+	member := map[uint64]membership{}
+	partsOf := func(fn *profile.Function) membership {
 		if m, ok := member[fn.ID]; ok {
 			return m
 		}
-		var m uint64
+		var m membership
 		for i, part := range Parts {
 			if part.frames.MatchString(fn.Name) {
-				m |= 1 << i
+				m.in |= 1 << i
+			}
+			if part.except != nil && part.except.MatchString(fn.Name) {
+				m.out |= 1 << i
 			}
 		}
 		member[fn.ID] = m
@@ -91,17 +102,19 @@ func breakdownOf(p *profile.Profile) ([]Share, error) {
 	ns := make([]int64, len(Parts)+1) // the last: the rest
 	var total int64
 	for _, s := range p.Sample {
-		var m uint64
+		var in, out uint64
 		for _, loc := range s.Location {
 			for _, line := range loc.Line {
 				if line.Function != nil {
-					m |= partsOf(line.Function)
+					m := partsOf(line.Function)
+					in, out = in|m.in, out|m.out
 				}
 			}
 		}
+		in &^= out
 		i := len(Parts)
 		for j := range Parts {
-			if m&(1<<j) != 0 {
+			if in&(1<<j) != 0 {
 				i = j
 				break
 			}
