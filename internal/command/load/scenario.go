@@ -184,20 +184,25 @@ type SideBreakdown struct {
 // SpansSent is how many spans each collector was sent over the whole run,
 // the warmup's included: what a profile of the whole run covers.
 func (c Comparison) SpansSent() float64 {
-	if c.Turns == 0 {
-		return 0
-	}
-	return float64(c.Spans) * float64(c.Turns+c.Warmup) / float64(c.Turns)
+	return c.overWholeRun(float64(c.Spans))
 }
 
 // RequestsSent is how many requests the first collector accepted over the
-// whole run, the warmup's included (in proportion to its turns, as
-// SpansSent): what a profile of the whole run covers.
+// whole run, the warmup's included: what a profile of the whole run covers.
 func (c Comparison) RequestsSent() float64 {
-	if c.Turns == 0 || len(c.Sides) == 0 {
+	if len(c.Sides) == 0 {
 		return 0
 	}
-	return float64(c.Sides[0].Requests) * float64(c.Turns+c.Warmup) / float64(c.Turns)
+	return c.overWholeRun(float64(c.Sides[0].Requests))
+}
+
+// overWholeRun scales n, counted over the rounds' turns, to the whole run's
+// (the warmup's turns are alike and were not counted).
+func (c Comparison) overWholeRun(n float64) float64 {
+	if c.Turns == 0 {
+		return 0
+	}
+	return n * float64(c.Turns+c.Warmup) / float64(c.Turns)
 }
 
 // Compare runs SideBySide and gives the first collector's ratio to each
