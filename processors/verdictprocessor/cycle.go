@@ -2,6 +2,7 @@ package verdictprocessor
 
 import (
 	"context"
+	"runtime"
 )
 
 // The cycle is how the processor hands work on without an asynchronous
@@ -15,8 +16,12 @@ import (
 // docs/decisions/0220-at-least-once-through-the-processor.md says why.
 //
 // Who runs a cycle: a request that finds the processor idle (no cycle
-// running, nobody else waiting) runs its own cycle at once, in its own
-// goroutine: a household's phone and engine pay no hand-off and no wait.
+// running, nobody else waiting) runs its own cycle, in its own goroutine:
+// a household's phone and engine pay no hand-off and no wait. Before it
+// starts, it yields once to the goroutines already runnable: requests read
+// in the same burst join its cycle instead of waiting for the next (at 8
+// senders 0.34 commits a request instead of 0.69); with nobody runnable
+// the yield returns at once.
 // Otherwise the cycler's goroutine runs the next cycle as soon as the
 // running one ends: every request that came while it ran shares it, so
 // many senders share one commit without anyone waiting for company
@@ -27,8 +32,11 @@ import (
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
-	done      chan struct{}
-	waiters   int   // requests waiting for it
+	done    chan struct{}
+	waiters int // requests waiting for it
+	// led: the request that found the processor idle will run it once it
+	// has let the requests already runnable join (await).
+	led       bool
 	emitErr   error // the next consumer's answer for the verdicts sent
 	commitErr error // the storage's answer for the changes stored
 }
@@ -103,13 +111,27 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 	p.mu.Lock()
 	cy.waiters++
 	if c.started && c.running == nil && cy == c.cur && cy.waiters == 1 {
-		ds := c.takeLocked()
+		cy.led = true
 		p.mu.Unlock()
-		c.run(cy, ds) // anyone who came meanwhile poked the cycler, which waits for this to end
-		return nil
+		// Requests already runnable (their bodies read, being decoded)
+		// join this cycle before it starts, instead of the next one.
+		runtime.Gosched()
+		p.mu.Lock()
+		if c.running == nil && cy == c.cur {
+			ds := c.takeLocked()
+			p.mu.Unlock()
+			c.run(cy, ds) // anyone who came meanwhile poked the cycler, which waits for this to end
+			return nil
+		}
+		// The cycler took it meanwhile (a sweep's poke): it is running.
+		p.mu.Unlock()
+	} else {
+		led := cy.led && c.running == nil && cy == c.cur
+		p.mu.Unlock()
+		if !led {
+			c.poke()
+		}
 	}
-	p.mu.Unlock()
-	c.poke()
 	select {
 	case <-cy.done:
 		return nil
