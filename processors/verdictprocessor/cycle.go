@@ -120,10 +120,11 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 		if c.running == nil && cy == c.cur {
 			ds := c.takeLocked()
 			p.mu.Unlock()
-			c.run(cy, ds) // anyone who came meanwhile poked the cycler, which waits for this to end
+			c.run(cy, ds) // anyone who comes while it runs pokes the cycler, which waits for it to end
 			return nil
 		}
-		// The cycler took it meanwhile (a sweep's poke): it is running.
+		// The cycler took it meanwhile (a sweep's poke): it is running or
+		// has run; wait for its end like any other request.
 		p.mu.Unlock()
 	} else {
 		led := cy.led && c.running == nil && cy == c.cur

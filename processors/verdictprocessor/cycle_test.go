@@ -11,8 +11,11 @@ import (
 // runnable together (their bodies read, as a burst of senders' are) share
 // one cycle, one downstream call and one commit, even though the first of
 // them found the processor idle and runs the cycle itself: it lets them
-// join before it starts. On one P the order is fixed: the first request
-// reaches its cycle while the others wait to run.
+// join before it starts. On one P the first request reaches its cycle
+// while the others wait to run; the scheduler's fairness check (every
+// 61st pick takes the global queue first) may wake the yielding request
+// before all of them joined, so two cycles are allowed, against one a
+// request without the yield.
 func TestRunnableRequestsShareTheIdleRequestsCycle(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	h, host := storedHarness(t, t.TempDir(), EmitVerdicts)
@@ -37,7 +40,7 @@ func TestRunnableRequestsShareTheIdleRequestsCycle(t *testing.T) {
 	if got := len(h.verdicts()); got != requests {
 		t.Fatalf("%d verdicts, want %d", got, requests)
 	}
-	if len(calls) != 1 {
-		t.Errorf("the %d verdicts went downstream in %d calls, want 1 (one cycle for requests runnable together)", requests, len(calls))
+	if len(calls) > 2 {
+		t.Errorf("the %d verdicts went downstream in %d calls, want 1 or 2 (the requests runnable together share a cycle)", requests, len(calls))
 	}
 }
