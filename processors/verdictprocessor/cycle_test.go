@@ -14,8 +14,8 @@ import (
 // join before it starts. On one P the first request reaches its cycle
 // while the others wait to run; the scheduler's fairness check (every
 // 61st pick takes the global queue first) may wake the yielding request
-// before all of them joined, so two cycles are allowed, against one a
-// request without the yield.
+// before all of them joined, so two cycles are allowed. Without the yield
+// each request runs a cycle of its own: six.
 func TestRunnableRequestsShareTheIdleRequestsCycle(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	h, host := storedHarness(t, t.TempDir(), EmitVerdicts)
