@@ -461,7 +461,8 @@ func printBreakdowns(w io.Writer, bs []load.SideBreakdown, spans, requests float
 	}
 	all := fmt.Sprintf("    %-48s", "all")
 	for _, t := range total {
-		all += fmt.Sprintf(col, fmt.Sprintf("%-*s", len(figures(t))+shareWidth, figures(t)))
+		f := figures(t)
+		all += fmt.Sprintf(col, fmt.Sprintf("%-*s", len(f)+shareWidth, f))
 	}
 	fmt.Fprintln(w, strings.TrimRight(all, " "))
 }

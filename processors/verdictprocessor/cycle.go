@@ -32,11 +32,8 @@ import (
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
-	done    chan struct{}
-	waiters int // requests waiting for it
-	// led: the request that found the processor idle will run it once it
-	// has let the requests already runnable join (await).
-	led       bool
+	done      chan struct{}
+	waiters   int   // requests waiting for it
 	emitErr   error // the next consumer's answer for the verdicts sent
 	commitErr error // the storage's answer for the changes stored
 }
@@ -110,9 +107,13 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 	p := c.p
 	p.mu.Lock()
 	cy.waiters++
-	if c.started && c.running == nil && cy == c.cur && cy.waiters == 1 {
-		cy.led = true
-		p.mu.Unlock()
+	gathering := c.running == nil && cy == c.cur
+	// The first to wait on a gathering cycle leads it; a later one leaves
+	// it to whoever came first: that leader, or the cycler it poked.
+	lead := c.started && gathering && cy.waiters == 1
+	joined := gathering && cy.waiters > 1
+	p.mu.Unlock()
+	if lead {
 		// Requests already runnable (their bodies read, being decoded)
 		// join this cycle before it starts, instead of the next one.
 		runtime.Gosched()
@@ -126,12 +127,8 @@ func (c *cycler) await(ctx context.Context, cy *cycle) error {
 		// The cycler took it meanwhile (a sweep's poke): it is running or
 		// has run; wait for its end like any other request.
 		p.mu.Unlock()
-	} else {
-		led := cy.led && c.running == nil && cy == c.cur
-		p.mu.Unlock()
-		if !led {
-			c.poke()
-		}
+	} else if !joined {
+		c.poke()
 	}
 	select {
 	case <-cy.done:
