@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/percause/percause/components/sharedstorage/internal/metadata"
+	"github.com/percause/percause/internal/leaf/vfs"
 )
 
 // sharedStorage is the extension: one file_storage, one client of it for
@@ -22,6 +23,8 @@ type sharedStorage struct {
 	id     component.ID
 	logger *zap.Logger
 	tel    *telemetry
+	// fs is where the log engine keeps its files.
+	fs vfs.FS
 
 	// files is the file_storage the database (and the databases imported
 	// from) live in.
@@ -95,9 +98,17 @@ func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
 	if s.id.Name() != "" {
 		name += "_" + s.id.Name()
 	}
-	return openLog(s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, func() ([]*storage.Operation, error) {
+	l, err := openLogOn(vfs.Or(s.fs), s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, func() ([]*storage.Operation, error) {
 		return s.readBbolt(ctx)
 	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range l.cuts {
+		s.logger.Warn("shared_storage: cut off what a crash or a power loss left past the log's last whole record; "+
+			"what it held was never acknowledged, or (without fsync) not yet on the disk", zap.String("cut", c.String()))
+	}
+	return l, nil
 }
 
 // readBbolt reads every key of this extension's bbolt database, if there

@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/percause/percause/internal/leaf/vfs"
 )
 
 // The log engine: the shared database as an append-only log of its
@@ -33,10 +35,15 @@ import (
 //
 // A record is its length (4 bytes), a CRC-32C of its payload (4 bytes) and
 // the payload: varint count, then per operation a type byte, the key and,
-// for a set, the value, each length-prefixed. At start the snapshot is
-// read, then every later generation's records in order; the first record
-// that is cut short or fails its checksum ends the replay (a crash
-// mid-write), and the log is cut there. When a generation's log passes
+// for a set, the value, each length-prefixed (so never empty). At start
+// the snapshot is read, then every later generation's records in order;
+// the first record that is cut short, fails its checksum or does not read
+// as operations ends the replay (a crash mid-write, or what a power loss
+// left past the last flush: zeros, garbage), and the log is cut there,
+// named in a cut. Without fsync a power loss can leave that damage in a
+// log with later ones after it (a compaction's), so those are cut too;
+// with fsync every record was on the disk before it was acknowledged, so
+// such damage is no crash's and the store does not open. When a generation's log passes
 // compact_after, appends go on in a new generation and the keys as they
 // stand are written to a new snapshot, behind a rename, so a crash at any
 // moment leaves a snapshot and the logs after it.
@@ -53,14 +60,17 @@ const (
 
 // logStore is a storage.Client and storage.Walker over one log.
 type logStore struct {
+	fs           vfs.FS
 	dir, name    string
 	fsync        bool
 	compactAfter int64
+	// cuts are what the start cut off: for the extension to name.
+	cuts []logCut
 
 	mu      sync.Mutex
 	kv      map[string][]byte
 	gen     uint64
-	log     *os.File
+	log     vfs.File
 	logSize int64
 	buf     []byte
 	closed  bool
@@ -80,13 +90,38 @@ func (s *logStore) logPath(gen uint64) string {
 	return filepath.Join(s.dir, s.name+"."+strconv.FormatUint(gen, 10)+".log")
 }
 
-// openLog opens (or makes) the log store called name in dir. A new store
-// (none of its files found) begins with the operations seed returns (nil:
-// none), written whole, behind a rename, before the log is opened, so a
-// crash leaves either no store, which begins again, or one that holds
-// them all.
+// logCut is damage the start cut off the log: a crash's torn record, or
+// what a power loss left past the last flush.
+type logCut struct {
+	File   string
+	Offset int64 // where the file was cut
+	Bytes  int64 // how many bytes were cut
+	// Later are the logs after it, removed: their records followed the
+	// damage, so none of them is kept.
+	Later []string
+}
+
+func (c logCut) String() string {
+	s := fmt.Sprintf("%s cut at byte %d (%d bytes)", c.File, c.Offset, c.Bytes)
+	if len(c.Later) > 0 {
+		s += fmt.Sprintf(", and the %d later logs removed: %s", len(c.Later), strings.Join(c.Later, ", "))
+	}
+	return s
+}
+
+// openLog opens (or makes) the log store called name in dir on the
+// operating system's files.
 func openLog(dir, name string, fsync bool, compactAfter int64, seed func() ([]*storage.Operation, error)) (*logStore, error) {
-	s := &logStore{dir: dir, name: name, fsync: fsync, compactAfter: compactAfter, kv: map[string][]byte{}}
+	return openLogOn(vfs.OS, dir, name, fsync, compactAfter, seed)
+}
+
+// openLogOn opens (or makes) the log store called name in dir on fs. A
+// new store (none of its files found) begins with the operations seed
+// returns (nil: none), written whole, behind a rename, before the log is
+// opened, so a crash leaves either no store, which begins again, or one
+// that holds them all.
+func openLogOn(fs vfs.FS, dir, name string, fsync bool, compactAfter int64, seed func() ([]*storage.Operation, error)) (*logStore, error) {
+	s := &logStore{fs: fs, dir: dir, name: name, fsync: fsync, compactAfter: compactAfter, kv: map[string][]byte{}}
 	snapGen, err := s.readSnapshot()
 	if err != nil {
 		return nil, err
@@ -101,22 +136,26 @@ func openLog(dir, name string, fsync bool, compactAfter int64, seed func() ([]*s
 		}
 	}
 	s.gen = snapGen + 1
-	for _, g := range gens {
-		if err := s.replay(g, g == gens[len(gens)-1]); err != nil {
+	for i, g := range gens {
+		s.gen = g
+		cut, err := s.replay(g, gens[i+1:])
+		if err != nil {
 			return nil, err
 		}
-		s.gen = g
+		if cut {
+			break
+		}
 	}
 	f, err := s.createLog(s.gen)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	s.log, s.logSize = f, st.Size()
+	s.log, s.logSize = f, size
 	return s, nil
 }
 
@@ -128,23 +167,23 @@ func (s *logStore) writeSeed(seed func() ([]*storage.Operation, error)) ([]uint6
 		return nil, err
 	}
 	tmp := s.logPath(1) + ".tmp"
-	err = writeSynced(tmp, encode(nil, ops))
+	err = writeSynced(s.fs, tmp, encode(nil, ops))
 	if err == nil {
-		err = os.Rename(tmp, s.logPath(1))
+		err = s.fs.Rename(tmp, s.logPath(1))
 	}
 	if err == nil {
-		err = syncDir(s.dir)
+		err = s.fs.SyncDir(s.dir)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = s.fs.Remove(tmp)
 		return nil, err
 	}
 	return []uint64{1}, nil
 }
 
 // writeSynced writes b to a new file at path and flushes it to the disk.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+func writeSynced(fs vfs.FS, path string, b []byte) error {
+	f, err := fs.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -158,15 +197,18 @@ func writeSynced(path string, b []byte) error {
 // createLog opens generation gen's log for appending, making it if need
 // be; with fsync, a file it made is in the directory before any record
 // is said to be stored in it.
-func (s *logStore) createLog(gen uint64) (*os.File, error) {
+func (s *logStore) createLog(gen uint64) (vfs.File, error) {
 	path := s.logPath(gen)
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	existed, err := s.fs.Exists(path)
 	if err != nil {
 		return nil, err
 	}
-	if s.fsync && errors.Is(statErr, os.ErrNotExist) {
-		if err := syncDir(s.dir); err != nil {
+	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if s.fsync && !existed {
+		if err := s.fs.SyncDir(s.dir); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -177,7 +219,7 @@ func (s *logStore) createLog(gen uint64) (*os.File, error) {
 // readSnapshot loads the snapshot, if any, and returns the generation it
 // ends (0: none).
 func (s *logStore) readSnapshot() (uint64, error) {
-	b, err := os.ReadFile(s.snapPath())
+	b, err := s.fs.ReadFile(s.snapPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -197,7 +239,7 @@ func (s *logStore) readSnapshot() (uint64, error) {
 			return 0, fmt.Errorf("shared_storage: snapshot %s is corrupt", s.snapPath())
 		}
 		if err := s.apply(payload); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("shared_storage: snapshot %s: %w", s.snapPath(), err)
 		}
 		rest = rest[n:]
 	}
@@ -208,20 +250,20 @@ func (s *logStore) readSnapshot() (uint64, error) {
 // removing those it covers and any file the store was writing and never
 // renamed into place.
 func (s *logStore) generations(after uint64) ([]uint64, error) {
-	entries, err := os.ReadDir(s.dir)
+	names, err := s.fs.List(s.dir)
 	if err != nil {
 		return nil, err
 	}
 	var gens []uint64
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), s.name+".")
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, s.name+".")
 		if !ok {
 			continue
 		}
 		if strings.HasSuffix(rest, ".tmp") {
 			// A snapshot or first log this store was writing when it
 			// stopped, never renamed into place.
-			_ = os.Remove(filepath.Join(s.dir, e.Name()))
+			_ = s.fs.Remove(filepath.Join(s.dir, name))
 			continue
 		}
 		num, ok := strings.CutSuffix(rest, ".log")
@@ -230,7 +272,7 @@ func (s *logStore) generations(after uint64) ([]uint64, error) {
 			continue
 		}
 		if g <= after {
-			_ = os.Remove(filepath.Join(s.dir, e.Name())) // written into the snapshot
+			_ = s.fs.Remove(filepath.Join(s.dir, name)) // written into the snapshot
 			continue
 		}
 		gens = append(gens, g)
@@ -239,31 +281,80 @@ func (s *logStore) generations(after uint64) ([]uint64, error) {
 	return gens, nil
 }
 
-// replay applies generation g's records; in the last, a record a crash
-// cut short (or wrote only in part) ends it, and the log is cut there.
-func (s *logStore) replay(g uint64, last bool) error {
-	b, err := os.ReadFile(s.logPath(g))
+// replay applies generation g's records, later being the generations
+// after it. The first record that does not read ends it: the log is cut
+// there (reported true), and so are the later logs, which only a power
+// loss without fsync can leave behind damage; with fsync that is damage
+// no crash explains, and an error names the file.
+func (s *logStore) replay(g uint64, later []uint64) (bool, error) {
+	path := s.logPath(g)
+	b, err := s.fs.ReadFile(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	off := 0
 	for off < len(b) {
 		payload, n, ok := nextRecord(b[off:])
-		if !ok {
+		if !ok || s.check(payload) != nil {
 			break
 		}
 		if err := s.apply(payload); err != nil {
-			return err
+			return false, fmt.Errorf("shared_storage: %s at byte %d: %w", path, off, err)
 		}
 		off += n
 	}
 	if off == len(b) {
-		return nil
+		return false, nil
 	}
-	if !last {
-		return fmt.Errorf("shared_storage: %s is corrupt at byte %d, and later logs follow it", s.logPath(g), off)
+	if len(later) > 0 && s.fsync {
+		return false, fmt.Errorf("shared_storage: %s is corrupt at byte %d, and later logs follow it", path, off)
 	}
-	return os.Truncate(s.logPath(g), int64(off))
+	c := logCut{File: path, Offset: int64(off), Bytes: int64(len(b) - off)}
+	for _, l := range later {
+		c.Later = append(c.Later, s.logPath(l))
+	}
+	// The later logs go first: a crash meanwhile leaves this one's damage
+	// to be cut again, never their records after it.
+	for _, l := range c.Later {
+		if err := s.fs.Remove(l); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+	}
+	if err := s.fs.Truncate(path, int64(off)); err != nil {
+		return false, err
+	}
+	s.cuts = append(s.cuts, c)
+	return true, nil
+}
+
+// check reads a record's operations without applying them: a record is
+// applied whole or not at all.
+func (s *logStore) check(payload []byte) error {
+	count, n := binary.Uvarint(payload)
+	if n <= 0 {
+		return errCorruptRecord
+	}
+	p := payload[n:]
+	for range count {
+		if len(p) < 1 || (p[0] != opSet && p[0] != opDelete) {
+			return errCorruptRecord
+		}
+		typ := p[0]
+		_, rest, ok := readBytes(p[1:])
+		if !ok {
+			return errCorruptRecord
+		}
+		p = rest
+		if typ == opSet {
+			if _, p, ok = readBytes(p); !ok {
+				return errCorruptRecord
+			}
+		}
+	}
+	if len(p) != 0 {
+		return errCorruptRecord
+	}
+	return nil
 }
 
 // nextRecord reads the record at the start of b.
@@ -272,7 +363,9 @@ func nextRecord(b []byte) (payload []byte, n int, ok bool) {
 		return nil, 0, false
 	}
 	size := binary.BigEndian.Uint32(b[:4])
-	if size > maxRecord || int(size) > len(b)-recordHeader {
+	// A record holds at least its count: a length of 0 (an all-zero
+	// header, whose checksum of nothing is 0 and holds) is no record.
+	if size == 0 || size > maxRecord || int(size) > len(b)-recordHeader {
 		return nil, 0, false
 	}
 	payload = b[recordHeader : recordHeader+int(size)]
@@ -404,7 +497,7 @@ func (s *logStore) appendLocked(ops []*storage.Operation) error {
 	s.buf = encode(s.buf[:0], ops)
 	n, err := s.log.Write(s.buf)
 	if err == nil && s.fsync {
-		err = datasync(s.log)
+		err = s.log.Datasync()
 	}
 	if err != nil {
 		if n > 0 {
@@ -436,7 +529,7 @@ func (s *logStore) startCompactionLocked() {
 		err := s.writeSnapshot(keys, oldGen)
 		_ = oldLog.Close()
 		if err == nil {
-			_ = os.Remove(s.logPath(oldGen))
+			_ = s.fs.Remove(s.logPath(oldGen))
 		}
 		s.mu.Lock()
 		s.compacting, s.compactErr = nil, err
@@ -449,7 +542,7 @@ func (s *logStore) startCompactionLocked() {
 // snapshot file and renames it into place.
 func (s *logStore) writeSnapshot(keys map[string][]byte, gen uint64) error {
 	tmp := s.snapPath() + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -480,24 +573,15 @@ func (s *logStore) writeSnapshot(keys map[string][]byte, gen uint64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, s.snapPath())
+		err = s.fs.Rename(tmp, s.snapPath())
 	}
 	if err == nil {
-		err = syncDir(s.dir)
+		err = s.fs.SyncDir(s.dir)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = s.fs.Remove(tmp)
 	}
 	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func (s *logStore) Get(ctx context.Context, key string) ([]byte, error) {

@@ -18,6 +18,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/percause/percause/internal/leaf/vfs"
 )
 
 const testLog = "shared_storage"
@@ -363,8 +365,26 @@ func TestLogRefusesDamageItCannotExplain(t *testing.T) {
 	if err := os.WriteFile(second, rec, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openLog(dir, testLog, false, DefaultCompactAfter, nil); err == nil || !strings.Contains(err.Error(), first) {
-		t.Fatalf("a damaged log with another after it: %v, want an error naming %s", err, first)
+	// With fsync every record was on the disk before it was acknowledged:
+	// no crash explains the damage.
+	if _, err := openLog(dir, testLog, true, DefaultCompactAfter, nil); err == nil || !strings.Contains(err.Error(), first) {
+		t.Fatalf("with fsync, a damaged log with another after it: %v, want an error naming %s", err, first)
+	}
+	// Without it a power loss in a compaction can leave it: cut there,
+	// the later log removed, both named.
+	s, err := openLog(dir, testLog, false, DefaultCompactAfter, nil)
+	if err != nil {
+		t.Fatalf("without fsync, a damaged log with another after it: %v, want it cut", err)
+	}
+	if len(s.cuts) != 1 || s.cuts[0].File != first || s.cuts[0].Offset != 0 || !slices.Equal(s.cuts[0].Later, []string{second}) {
+		t.Fatalf("the cut: %+v, want %s at byte 0 and %s removed", s.cuts, first, second)
+	}
+	if _, ok := held(s)["x"]; ok {
+		t.Fatal("a record after the damage was kept")
+	}
+	closeLog(t, s)
+	if _, err := os.Stat(second); !os.IsNotExist(err) {
+		t.Fatalf("the later log: %v, want it removed", err)
 	}
 	_ = os.Remove(first)
 	_ = os.Remove(second)
@@ -389,7 +409,7 @@ func TestLogFailedWriteChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := s.log
-	readOnly, err := os.Open(good.Name())
+	readOnly, err := vfs.OS.OpenFile(s.logPath(s.gen), os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,9 +474,9 @@ func TestLogFullDisk(t *testing.T) {
 	if got := held(s); !maps.Equal(got, model) {
 		t.Fatalf("after the refused batch the store holds %d keys, want %d", len(got), len(model))
 	}
-	st, _ := s.log.Stat()
-	if st.Size() != s.logSize {
-		t.Fatalf("the log is %d bytes after the refusal, its last whole record ends at %d", st.Size(), s.logSize)
+	size, _ := s.log.Size()
+	if size != s.logSize {
+		t.Fatalf("the log is %d bytes after the refusal, its last whole record ends at %d", size, s.logSize)
 	}
 	// Room made: fewer, smaller values are stored again.
 	if err := s.Set(ctx, "k0", []byte("small")); err != nil {

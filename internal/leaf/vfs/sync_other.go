@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sharedstorage
+package vfs
 
 import "os"
 

@@ -1,4 +1,4 @@
-package sharedstorage
+package vfs
 
 import (
 	"os"
