@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/percause/percause/dashboards"
 	"github.com/percause/percause/instr/semconv"
@@ -44,6 +47,80 @@ const (
 	// (app.installation.id as Prometheus names it).
 	labelInstallation = "app_installation_id"
 )
+
+// badLabel stands, in a notification's headers, title and text, for a
+// label value that is not printable (see cleanLabels).
+const badLabel = "(unprintable label)"
+
+// maxLabel is the longest label value a notification carries: an
+// installation or launch ID is a few dozen bytes.
+const maxLabel = 256
+
+// printable reports whether a label value may go into a header or a title
+// as it is: valid UTF-8 of at most maxLabel bytes whose every character is
+// printable (no control character, no newline, no tab). Such a value is
+// also a valid HTTP header field value: what is not ASCII is printable
+// text, which net/http sends as it is.
+func printable(v string) bool {
+	if len(v) > maxLabel || !utf8.ValidString(v) {
+		return false
+	}
+	for _, c := range v {
+		if !unicode.IsPrint(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanLabels is the one check of what an alert brings from its labels:
+// each label value that is not printable is replaced by badLabel, in the
+// labels and in the annotations Prometheus filled in from them (the
+// summary is the title), so the notification built from the alert can
+// always be sent. bad holds the values replaced, by label name; the alert
+// passed in is not changed.
+func cleanLabels(a amAlert) (clean amAlert, bad map[string]string) {
+	for k, v := range a.Labels {
+		if !printable(v) {
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[k] = v
+		}
+	}
+	if bad == nil {
+		return a, nil
+	}
+	values := make([]string, 0, len(bad))
+	labels := make(map[string]string, len(a.Labels))
+	for k, v := range a.Labels {
+		labels[k] = v
+	}
+	for k, v := range bad {
+		labels[k] = badLabel
+		values = append(values, v)
+	}
+	// The longer first: a bad value may hold a shorter one.
+	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
+	annotations := make(map[string]string, len(a.Annotations))
+	for k, text := range a.Annotations {
+		for _, v := range values {
+			text = strings.ReplaceAll(text, v, badLabel)
+		}
+		annotations[k] = text
+	}
+	a.Labels, a.Annotations = labels, annotations
+	return a, bad
+}
+
+// quoteLabel is a label value as the relay's log names it: quoted, and cut
+// after maxLabel bytes.
+func quoteLabel(v string) string {
+	if len(v) <= maxLabel {
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", v[:maxLabel], len(v))
+}
 
 // parsePayload reads one webhook post. Anything but a version 4 payload
 // whose every alert has a name, a start and a status of firing or

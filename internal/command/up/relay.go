@@ -6,10 +6,12 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,11 @@ const RelayPath = "/alerts"
 // relayMemory is how many notifications the relay remembers having sent,
 // so an Alertmanager retry after a lost answer does not notify twice.
 const relayMemory = 1024
+
+// badMemory is how many label values that are not printable the relay
+// remembers having named in its log, so a value that comes again (every
+// alert of an installation, every retry) is named once.
+const badMemory = 256
 
 // relay receives Alertmanager's webhook posts on loopback and sends each
 // alert on to the notification target as one message, naming the turn that
@@ -53,6 +60,10 @@ type relay struct {
 	seen  map[string]bool
 	order []string
 
+	badSeed  maphash.Seed
+	badSeen  map[uint64]bool
+	badOrder []uint64
+
 	received, sent, failed, refused atomic.Int64
 }
 
@@ -64,6 +75,7 @@ func newRelay(c Config, token string, out io.Writer) *relay {
 		turnWait: DefaultTurnWait, poll: 250 * time.Millisecond,
 		client: &http.Client{Timeout: DefaultNotifyTimeout},
 		loc:    time.Local, now: time.Now, out: out, seen: map[string]bool{},
+		badSeed: maphash.MakeSeed(), badSeen: map[uint64]bool{},
 	}
 }
 
@@ -145,14 +157,49 @@ func (r *relay) markSent(key string) {
 	}
 }
 
-// notify sends one alert, unless it was sent already.
+// firstBad reports whether the log has not named v yet, and remembers it.
+func (r *relay) firstBad(v string) bool {
+	h := maphash.String(r.badSeed, v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.badSeen[h] {
+		return false
+	}
+	r.badSeen[h] = true
+	r.badOrder = append(r.badOrder, h)
+	if len(r.badOrder) > badMemory {
+		delete(r.badSeen, r.badOrder[0])
+		r.badOrder = r.badOrder[1:]
+	}
+	return true
+}
+
+// notify sends one alert, unless it was sent already. A label value that
+// is not printable does not stop it: the notification names badLabel in
+// its place (see cleanLabels), and the log the value, once.
 func (r *relay) notify(ctx context.Context, a amAlert) error {
 	key := alertKey(a)
 	if r.wasSent(key) {
 		return nil
 	}
 	arrived := r.now()
-	turn, waited := r.turnOf(ctx, a)
+	a, bad := cleanLabels(a)
+	names := make([]string, 0, len(bad))
+	for k := range bad {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if r.firstBad(bad[k]) {
+			r.logf("alert %s: label %s is not printable (a control character, a newline, invalid UTF-8 or over %d bytes): %s; the notification says %s",
+				a.Labels[labelAlertname], k, maxLabel, quoteLabel(bad[k]), badLabel)
+		}
+	}
+	var turn *Turn
+	waited := false
+	if _, ok := bad[labelInstallation]; !ok {
+		turn, waited = r.turnOf(ctx, a) // an installation not printable has no turn to find
+	}
 	m := compose(a, turn, messageContext{pageURL: r.pageURL, window: r.window, loc: r.loc, waited: waited})
 	start := r.now()
 	err := r.post(ctx, m)

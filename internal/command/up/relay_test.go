@@ -372,3 +372,98 @@ func FuzzParsePayload(f *testing.F) {
 		}
 	})
 }
+
+// TestRelayBadLabelsNeverWedge: an installation or launch ID that is not
+// printable (a newline, a NUL) once made a header the target could not be
+// sent, and Alertmanager retried the post forever. The alert goes out with
+// a marker in its place, the other alerts of the post with it, and the log
+// names the value once.
+func TestRelayBadLabelsNeverWedge(t *testing.T) {
+	fired := poolTurnEnded.Add(8 * time.Second)
+	for _, format := range []string{FormatNtfy, FormatJSON} {
+		for _, bad := range []string{"abc\ndef", "\x00", "abc\r\nX-Injected: 1", strings.Repeat("i", 1000)} {
+			name := fmt.Sprintf("%s %.24q", format, bad)
+			t.Run(name, func(t *testing.T) {
+				tg := newTarget(t)
+				r, log := newTestRelay(t, tg.URL, format, verdictsFile)
+				badAlert := alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: bad}, fired)
+				sameBad := alertOf(dashboards.AlertReconnectingFired, statusFiring, map[string]string{labelInstallation: bad}, fired)
+				badLaunch := alertOf(dashboards.AlertSynthesisTooSlow, statusFiring, map[string]string{"service_instance_id": bad}, fired)
+				normal := alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: poolInstallation}, fired)
+				for i, body := range [][]byte{payloadOf(badAlert, normal), payloadOf(badAlert, normal), payloadOf(sameBad, badLaunch)} {
+					if w := send(t, r, testToken, body); w.Code != http.StatusOK {
+						t.Fatalf("%s, post %d: the relay answered %d %s (Alertmanager retries it forever)\n%s", name, i, w.Code, strings.TrimSpace(w.Body.String()), log)
+					}
+				}
+				got := tg.received()
+				if len(got) != 4 {
+					t.Fatalf("%s: %d posts to the target, want 4", name, len(got))
+				}
+				for i, p := range got {
+					for k, vs := range p.header {
+						for _, v := range vs {
+							if strings.ContainsFunc(v, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+								t.Errorf("%s, post %d: header %s %q", name, i, k, v)
+							}
+						}
+					}
+					if bytes.Contains(p.body, []byte(bad)) || strings.Contains(p.header.Get("Title"), bad) {
+						t.Errorf("%s, post %d carries the value:\n%s", name, i, render(p))
+					}
+				}
+				title := func(p post) string {
+					if format == FormatJSON {
+						var j jsonMessage
+						if err := json.Unmarshal(p.body, &j); err != nil {
+							t.Fatal(err)
+						}
+						return j.Title
+					}
+					return p.header.Get("Title")
+				}
+				for _, i := range []int{0, 2} {
+					if got[i].header.Get("X-Percause-Installation") != badLabel || !strings.Contains(title(got[i]), badLabel) {
+						t.Errorf("%s, post %d does not name %q:\n%s", name, i, badLabel, render(got[i]))
+					}
+				}
+				if got[1].header.Get("X-Percause-Installation") != poolInstallation || got[1].header.Get("X-Percause-Turn") != poolTurn {
+					t.Errorf("%s: the normal alert:\n%s", name, render(got[1]))
+				}
+				if !strings.Contains(title(got[3]), "engine launch "+badLabel) {
+					t.Errorf("%s: the launch alert's title %q", name, title(got[3]))
+				}
+				if n := strings.Count(log.String(), quoteLabel(bad)); n != 1 {
+					t.Errorf("%s: the log names the value %d times, want once:\n%s", name, n, log)
+				}
+			})
+		}
+	}
+}
+
+// TestCleanLabels: what is printable passes as it is, text that is not
+// ASCII included (the title RFC 2047-encodes it in the ntfy format);
+// anything else becomes the marker in the labels and in the annotations
+// filled from them. Invalid UTF-8 cannot come through the webhook (JSON
+// makes it U+FFFD) but is refused all the same.
+func TestCleanLabels(t *testing.T) {
+	for v, want := range map[string]bool{
+		poolInstallation: true, "café-ü": true, "日本の端末": true, "a b": true, strings.Repeat("x", maxLabel): true,
+		"a\tb": false, "a\nb": false, "\x00": false, "\x7f": false, "\u202eevil": false, "\xff\xfe": false, strings.Repeat("x", maxLabel+1): false,
+	} {
+		if printable(v) != want {
+			t.Errorf("printable(%q) = %v", v, !want)
+		}
+	}
+	a := alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: "café"}, poolTurnEnded)
+	if c, bad := cleanLabels(a); bad != nil || c.Labels[labelInstallation] != "café" || c.Annotations["summary"] != "pool_reset moved on installation café" {
+		t.Errorf("a printable installation: %v %v", c.Labels, bad)
+	}
+	a = alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: "\xff\xfe"}, poolTurnEnded)
+	c, bad := cleanLabels(a)
+	if bad[labelInstallation] != "\xff\xfe" || c.Labels[labelInstallation] != badLabel || c.Annotations["summary"] != "pool_reset moved on installation "+badLabel {
+		t.Errorf("invalid UTF-8: %q %q", c.Labels, c.Annotations)
+	}
+	if a.Labels[labelInstallation] != "\xff\xfe" {
+		t.Error("cleanLabels changed the alert passed in")
+	}
+}
