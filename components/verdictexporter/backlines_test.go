@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/percause/percause/internal/leaf/vfs"
 )
 
 // FuzzBackLines: whatever the file holds and however small the chunks,
@@ -63,7 +65,7 @@ func TestCutTornTail(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		f, err := vfs.OS.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

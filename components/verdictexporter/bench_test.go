@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/vfs"
 	"github.com/percause/percause/verdict"
 )
 
@@ -68,7 +69,7 @@ func BenchmarkConsumeTraces(b *testing.B) {
 					// Full within a run: each new turn then lets the oldest go.
 					cfg.Keep.Turns = 1000
 				}
-				e, err := newExporter(settings(), cfg)
+				e, err := newExporter(settings(), cfg, vfs.OS)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -132,7 +133,7 @@ func BenchmarkStart(b *testing.B) {
 	b.ResetTimer()
 	var st rebuildStats
 	for range b.N {
-		e, err := newExporter(settings(), cfg)
+		e, err := newExporter(settings(), cfg, vfs.OS)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +157,7 @@ func BenchmarkStart(b *testing.B) {
 // changes among them through an exporter, one a second up to c's now.
 func fillVerdictFile(b *testing.B, cfg *Config, c *clock, turns, links int) {
 	b.Helper()
-	e, err := newExporter(settings(), cfg)
+	e, err := newExporter(settings(), cfg, vfs.OS)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -72,6 +72,10 @@ type Config struct {
 	// Recent is how many recently written verdict span IDs are remembered
 	// so a verdict delivered again is written once.
 	Recent int `mapstructure:"recent"`
+	// FSync flushes each line to the disk before the batch is accepted,
+	// so a power loss loses no verdict whose stored turn was let go: set
+	// it with shared_storage's fsync (both follow PERCAUSE_FSYNC).
+	FSync bool `mapstructure:"fsync"`
 
 	// HTTP serves the verdict page, with the collector's own HTTP server
 	// settings (endpoint, tls, auth, …). Absent: no page, and nothing is

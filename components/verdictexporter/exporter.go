@@ -23,6 +23,7 @@ import (
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/leaf/idring"
+	"github.com/percause/percause/internal/leaf/vfs"
 )
 
 // verdictExporter appends verdict spans and link status changes to the
@@ -46,8 +47,12 @@ type verdictExporter struct {
 	// rebuilt is what the start read back from the file.
 	rebuilt rebuildStats
 
+	// fs is where the file is kept: the operating system's, or the fault
+	// simulation's.
+	fs vfs.FS
+
 	mu     sync.Mutex
-	f      *os.File
+	f      vfs.File
 	size   int64
 	recent *idring.Ring[pcommon.SpanID]
 	buf    []byte
@@ -68,12 +73,12 @@ const watchFor = 10 * time.Minute
 
 var _ exporter.Traces = (*verdictExporter)(nil)
 
-func newExporter(set exporter.Settings, cfg *Config) (*verdictExporter, error) {
+func newExporter(set exporter.Settings, cfg *Config, fs vfs.FS) (*verdictExporter, error) {
 	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	e := &verdictExporter{cfg: cfg, id: set.ID, logger: set.Logger, tel: tel, telset: set.TelemetrySettings,
+	e := &verdictExporter{cfg: cfg, id: set.ID, fs: fs, logger: set.Logger, tel: tel, telset: set.TelemetrySettings,
 		now: time.Now, recent: idring.New[pcommon.SpanID](cfg.Recent), alertClient: &http.Client{Timeout: AlertmanagerTimeout}}
 	if cfg.HTTP.HasValue() {
 		e.page = newPageStore(cfg.Keep)
@@ -92,10 +97,10 @@ func (e *verdictExporter) Capabilities() consumer.Capabilities {
 // the span IDs written last and, with the page, the turns and link changes
 // its store holds: the store is the file's, and has no storage of its own.
 func (e *verdictExporter) Start(ctx context.Context, host component.Host) error {
-	if err := os.MkdirAll(filepath.Dir(e.cfg.Path), 0o755); err != nil {
+	if err := e.fs.MkdirAll(filepath.Dir(e.cfg.Path), 0o755); err != nil {
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
-	f, err := os.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := e.fs.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
@@ -285,6 +290,11 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []p
 		return err
 	}
 	n, err := e.f.Write(e.buf)
+	if err == nil && e.cfg.FSync {
+		// On the disk before the pipeline acknowledges: the stored turn
+		// it decides is let go in the commit that follows.
+		err = e.f.Datasync()
+	}
 	if err != nil {
 		e.tel.ExporterVerdictsWriteErrors.Add(ctx, 1)
 		// A short write leaves part of a line: cut it off, so the retry
@@ -321,24 +331,27 @@ func (e *verdictExporter) rotateIfFull(n int64) error {
 	// fails (a backup name taken by something else, a full disk) refuses
 	// this batch, and the next one tries again, appending meanwhile.
 	if e.cfg.Rotation.MaxBackups == 0 {
-		if err := os.Remove(e.cfg.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := e.fs.Remove(e.cfg.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
 		}
 	} else {
-		_ = os.Remove(backup(e.cfg.Rotation.MaxBackups))
+		_ = e.fs.Remove(backup(e.cfg.Rotation.MaxBackups))
 		for i := e.cfg.Rotation.MaxBackups - 1; i >= 1; i-- {
-			_ = os.Rename(backup(i), backup(i+1))
+			_ = e.fs.Rename(backup(i), backup(i+1))
 		}
-		if err := os.Rename(e.cfg.Path, backup(1)); err != nil {
+		if err := e.fs.Rename(e.cfg.Path, backup(1)); err != nil {
 			return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
 		}
 	}
-	f, err := os.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := e.fs.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err == nil && e.cfg.FSync {
+		err = e.fs.SyncDir(filepath.Dir(e.cfg.Path))
+	}
 	if err != nil {
 		// Put the file back where it was, so the next rotation does not
 		// take it for an old backup; its handle is still open.
 		if e.cfg.Rotation.MaxBackups > 0 {
-			_ = os.Rename(backup(1), e.cfg.Path)
+			_ = e.fs.Rename(backup(1), e.cfg.Path)
 		}
 		return fmt.Errorf("verdict exporter: rotating %s: %w", e.cfg.Path, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/vfs"
 	"github.com/percause/percause/verdict"
 )
 
@@ -62,7 +63,7 @@ func verdictBatch(ns ...byte) ptrace.Traces {
 
 func start(t *testing.T, cfg *Config) *verdictExporter {
 	t.Helper()
-	e, err := newExporter(exportertest.NewNopSettings(metadata.Type), cfg)
+	e, err := newExporter(exportertest.NewNopSettings(metadata.Type), cfg, vfs.OS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/percause/percause/components/verdictexporter/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/vfs"
 )
 
 // host has the extensions a test starts: bearertokenauth.
@@ -87,7 +88,7 @@ func settings() exporter.Settings {
 
 func startWith(t *testing.T, cfg *Config, h component.Host, c *clock) *verdictExporter {
 	t.Helper()
-	e, err := newExporter(settings(), cfg)
+	e, err := newExporter(settings(), cfg, vfs.OS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +543,7 @@ func startWithTelemetry(t *testing.T, cfg *Config, h component.Host, c *clock) (
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	set := settings()
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	e, err := newExporter(set, cfg)
+	e, err := newExporter(set, cfg, vfs.OS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/vfs"
 	"github.com/percause/percause/internal/page/dayreport"
 	"github.com/percause/percause/verdict"
 )
@@ -47,12 +48,11 @@ var (
 // half written (it was never acknowledged, so it is sent again), reading
 // back from the end a chunk at a time. It returns the size after and how
 // much it cut.
-func cutTornTail(f *os.File) (size, cut int64, err error) {
-	st, err := f.Stat()
+func cutTornTail(f vfs.File) (size, cut int64, err error) {
+	size, err = f.Size()
 	if err != nil {
 		return 0, 0, err
 	}
-	size = st.Size()
 	keep := size
 	buf := make([]byte, min(int64(backChunk), size))
 	for keep > 0 {
@@ -288,7 +288,7 @@ func itemTime(it item) pcommon.Timestamp {
 // has the span IDs written last and, with the page, what the page's store
 // holds; it puts them in the ring and the store. A rotated copy it cannot
 // read ends the pass there: the page is a view, and it is logged.
-func (e *verdictExporter) rebuild(f *os.File, size int64) (rebuildStats, error) {
+func (e *verdictExporter) rebuild(f vfs.File, size int64) (rebuildStats, error) {
 	now := e.now()
 	r, err := e.readBack(f, size, newRebuilder(e.page != nil, e.cfg.Keep, e.cfg.Recent, now))
 	if err != nil {
@@ -308,7 +308,7 @@ func (e *verdictExporter) rebuild(f *os.File, size int64) (rebuildStats, error) 
 
 // readBack feeds r the verdict file f (of size bytes) and then its rotated
 // copies, PATH.1 first, newest lines first, until r wants nothing older.
-func (e *verdictExporter) readBack(f *os.File, size int64, r *rebuilder) (*rebuilder, error) {
+func (e *verdictExporter) readBack(f vfs.File, size int64, r *rebuilder) (*rebuilder, error) {
 	done, err := r.readFile(f, size)
 	if err != nil {
 		return r, fmt.Errorf("reading %s: %w", e.cfg.Path, err)
@@ -367,19 +367,16 @@ func (e *verdictExporter) watch() *pageStore {
 }
 
 func (e *verdictExporter) readBackup(r *rebuilder, path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := e.fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		return false, err
 	}
-	if !st.Mode().IsRegular() {
-		return false, fmt.Errorf("%s is not a file", path)
-	}
-	return r.readFile(f, st.Size())
+	return r.readFile(f, size)
 }
 
 // newest keeps the n newest of what it is offered (by before), the
