@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
-	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/processors/internal/launches"
 	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 	"github.com/percause/percause/processors/verdictprocessor/internal/persist"
@@ -117,7 +116,7 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 	if cfg.Launches.Max > 0 && !p.emitTurns {
 		// A turn reads up to rising_turns earlier turns; twice that many
 		// are kept, so a turn that arrives late still finds its neighbours.
-		p.launches = launches.New(cfg.Launches.Max, cfg.Launches.Idle, 2*(semconv.LiveHistory+1))
+		p.launches = launches.New(cfg.Launches.Max, cfg.Launches.Idle, launches.KeptTurns)
 	}
 	p.cycles = newCycler(p)
 	for _, o := range opts {

@@ -91,6 +91,12 @@ const (
 	ForgotIdle  = "idle"
 )
 
+// KeptTurns is how many recent turns of each launch a processor keeps: a
+// turn reads up to semconv.LiveHistory earlier turns, and twice a turn
+// and its history are kept, so a turn that arrives late still finds its
+// neighbours.
+const KeptTurns = 2 * (semconv.LiveHistory + 1)
+
 // New keeps at most max launches, none idle longer than idle, and of each
 // its most recent keep turns.
 func New(max int, idle time.Duration, keep int) *Book {

@@ -112,18 +112,19 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// BenchmarkLaunchBytes: the heap one kept launch costs, each with its
-// four most recent turns and the six live kinds the SDK reports.
+// BenchmarkLaunchBytes: the heap one kept launch costs, each with as many
+// turns as a processor keeps (KeptTurns) and the six live kinds the SDK
+// reports.
 func BenchmarkLaunchBytes(b *testing.B) {
 	const launches = 20000
 	for range b.N {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		book := New(launches, time.Hour, 4)
+		book := New(launches, time.Hour, KeptTurns)
 		for i := range launches {
 			k := Key{"install-" + strconv.Itoa(i%5000), "5b0c1e8a-6d0f-4d43-9a6e-" + strconv.Itoa(100000000000+i)}
-			for idx := int64(1); idx <= 4; idx++ {
+			for idx := int64(1); idx <= KeptTurns; idx++ {
 				tr := Turn{PastTurn: verdict.PastTurn{Index: idx, Pool: verdict.Some(idx)}}
 				for _, kind := range semconv.LiveKinds {
 					tr.Live = append(tr.Live, verdict.LiveCount{Kind: kind, Count: idx})
@@ -133,6 +134,9 @@ func BenchmarkLaunchBytes(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
+		if n := len(book.by[Key{"install-0", "5b0c1e8a-6d0f-4d43-9a6e-100000000000"}].Turns); n != KeptTurns {
+			b.Fatalf("a launch kept %d turns, want %d", n, KeptTurns)
+		}
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/launches, "bytes/launch")
 		runtime.KeepAlive(book)
 	}
