@@ -45,6 +45,11 @@ const (
 	dropExportFailed    = "export_failed"     // the traces pipeline refused lines of earlier deliveries (the sweep's, or held ones joined)
 )
 
+// MessageWaitsForDelivery is the message the connector logs (debug) when a
+// delivery of logs waits for the outcome of another delivery still carrying
+// some of its lines to the traces pipeline.
+const MessageWaitsForDelivery = "lines connector: a delivery waits for the delivery carrying the same lines"
+
 // Reasons a held line is let go before its partner came (logged).
 const (
 	releaseWait     = "wait"
@@ -63,6 +68,13 @@ type linesConnector struct {
 	mu      sync.Mutex
 	st      *state
 	batches uint64 // ConsumeLogs calls so far, numbering each one's lines
+	// flying holds the emissions on their way to the next consumer, by the
+	// traces of the turns they remembered as emitted, and by the take IDs
+	// those turns name: until the next consumer answers, that memory is
+	// provisional, and a delivery with a line it would be read against
+	// waits for the answer (carryingLocked).
+	flying      map[pcommon.TraceID]*flight
+	flyingTakes map[string][]*flight
 
 	stop chan struct{}
 	done chan struct{}
@@ -86,6 +98,8 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Traces, opt
 	c := &linesConnector{
 		cfg: cfg, logger: set.Logger, tel: tel, next: next, now: time.Now,
 		st:           newState(cfg),
+		flying:       map[pcommon.TraceID]*flight{},
+		flyingTakes:  map[string][]*flight{},
 		outcomeAttrs: map[string]metric.MeasurementOption{},
 		reasonAttrs:  map[string]metric.MeasurementOption{},
 	}
@@ -140,6 +154,7 @@ func (c *linesConnector) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	out := newEmission()
 	c.st.releaseAll(&out, releaseShutdown)
+	c.takeOffLocked(&out)
 	c.mu.Unlock()
 	err := c.emit(ctx, &out)
 	c.tel.Shutdown()
@@ -151,6 +166,7 @@ func (c *linesConnector) sweep(ctx context.Context) {
 	c.mu.Lock()
 	out := newEmission()
 	c.st.expire(c.now(), &out)
+	c.takeOffLocked(&out)
 	c.mu.Unlock()
 	if err := c.emit(ctx, &out); err != nil {
 		c.logger.Warn("lines connector: the traces pipeline refused what the sweep emitted", zap.Error(err))
@@ -243,17 +259,6 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 
-	out := newEmission()
-	c.mu.Lock()
-	c.batches++
-	out.batch = c.batches
-	for i := range lines {
-		lines[i].batch = out.batch
-		c.st.add(&lines[i], &out)
-	}
-	c.st.limit(&out)
-	c.mu.Unlock()
-
 	for o, n := range counts {
 		c.tel.ConnectorLinesLines.Add(ctx, n, c.outcomeAttrs[o])
 	}
@@ -263,12 +268,123 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	if unknown > 0 {
 		c.tel.ConnectorLinesUnknownFields.Add(ctx, unknown)
 	}
+
+	out := newEmission()
+	c.mu.Lock()
+	// A line another delivery is carrying to the next consumer waits for
+	// its answer: read now, it would be a duplicate of a turn that may yet
+	// be refused, and this delivery acknowledged for lines then lost (its
+	// sender, answered, does not send them again). Accepted, they are
+	// duplicates; refused, this delivery carries them itself.
+	for {
+		f := c.carryingLocked(lines)
+		if f == nil {
+			break
+		}
+		c.mu.Unlock()
+		c.logger.Debug(MessageWaitsForDelivery, zap.Int("lines", len(lines)))
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			// Nothing of this delivery was taken in: its sender sends again.
+			return ctx.Err()
+		}
+		c.mu.Lock()
+	}
+	c.batches++
+	out.batch = c.batches
+	for i := range lines {
+		lines[i].batch = out.batch
+		c.st.add(&lines[i], &out)
+	}
+	c.st.limit(&out)
+	c.takeOffLocked(&out)
+	c.mu.Unlock()
+
 	// An error goes back to the receiver, which may deliver the logs again:
 	// what was refused was not remembered as emitted, so the lines delivered
 	// again are emitted then; the spans made from a line are the same every
 	// time (their IDs derive from the line), so a redelivery of what was
 	// accepted cannot make a second turn.
 	return c.emit(ctx, &out)
+}
+
+// carryingLocked returns the emission on its way to the next consumer that
+// one of lines would be read against, if any: a turn line's trace (its own,
+// else the one derived from it) or a take line's trace among the turns it
+// remembered as emitted, or a take line without a trace ID naming a take
+// one of those turns names.
+func (c *linesConnector) carryingLocked(lines []line) *flight {
+	if len(c.flying) == 0 {
+		return nil
+	}
+	for i := range lines {
+		l := &lines[i]
+		switch {
+		case l.rec.Kind == textlines.KindTurn:
+			trace := l.trace
+			if trace.IsEmpty() {
+				trace = derivedTrace(l)
+			}
+			if f := c.flying[trace]; f != nil {
+				return f
+			}
+		case !l.trace.IsEmpty():
+			if f := c.flying[l.trace]; f != nil {
+				return f
+			}
+		default:
+			if fs := c.flyingTakes[l.rec.Take.ID]; len(fs) > 0 {
+				return fs[0]
+			}
+		}
+	}
+	return nil
+}
+
+// flight is an emission on its way to the next consumer: the turns it
+// remembered as emitted (their traces, and the take IDs they name), until
+// the next consumer answers; done is closed then.
+type flight struct {
+	done   chan struct{}
+	traces []pcommon.TraceID
+	takes  []string
+}
+
+// takeOffLocked notes an emission's turns as on their way, before the lock
+// that released them is let go.
+func (c *linesConnector) takeOffLocked(out *emission) {
+	var f *flight
+	for _, ref := range out.emitted {
+		e, ok := c.st.emitted.entry(ref)
+		if !ok {
+			continue // forgotten already: the ring is smaller than the emission
+		}
+		if f == nil {
+			f = &flight{done: make(chan struct{})}
+		}
+		f.traces = append(f.traces, e.trace)
+		c.flying[e.trace] = f
+		for _, id := range e.names {
+			f.takes = append(f.takes, id)
+			c.flyingTakes[id] = append(c.flyingTakes[id], f)
+		}
+	}
+	out.flight = f
+}
+
+// landLocked ends a flight once the next consumer has answered (and a
+// refusal has been undone): the deliveries waiting for it go on.
+func (c *linesConnector) landLocked(f *flight) {
+	for _, t := range f.traces {
+		if c.flying[t] == f {
+			delete(c.flying, t)
+		}
+	}
+	for _, id := range f.takes {
+		removeFrom(c.flyingTakes, id, f)
+	}
+	close(f.done)
 }
 
 // emit sends what was released and records the telemetry of a state change.
@@ -284,14 +400,24 @@ func (c *linesConnector) emit(ctx context.Context, out *emission) error {
 			zap.String("what", r.what), zap.String("file", orDash(r.file)), zap.Int64("line", r.number), zap.String("reason", r.reason))
 	}
 	if out.traces.ResourceSpans().Len() == 0 {
-		return nil
+		return nil // nothing released, so no flight either
 	}
-	if err := c.next.ConsumeTraces(ctx, out.traces); err != nil {
-		// A turn counts as emitted only once the next consumer accepted
-		// it: the same lines delivered again are emitted then.
+	err := c.next.ConsumeTraces(ctx, out.traces)
+	if err != nil || out.flight != nil {
 		c.mu.Lock()
-		c.st.refused(out)
+		if err != nil {
+			// A turn counts as emitted only once the next consumer accepted
+			// it: the same lines delivered again are emitted then.
+			c.st.refused(out)
+		}
+		if out.flight != nil {
+			// Refused, forgotten first: a delivery waiting for the answer
+			// then finds the turns not emitted, and carries them itself.
+			c.landLocked(out.flight)
+		}
 		c.mu.Unlock()
+	}
+	if err != nil {
 		if out.acked > 0 {
 			c.tel.ConnectorLinesDropped.Add(ctx, int64(out.acked), c.reasonAttr(dropExportFailed))
 		}
@@ -357,6 +483,9 @@ type emission struct {
 	// emitted are the turns it remembered as emitted, forgotten again when
 	// the next consumer refuses it.
 	emitted []ringRef
+	// flight notes those turns as on their way until the next consumer
+	// answers (nil: none).
+	flight *flight
 }
 
 // count notes one line the emission sends.

@@ -459,6 +459,13 @@ func newEmittedRing(n int) *emittedRing {
 	return &emittedRing{entries: make([]emitted, n), traces: map[pcommon.TraceID]int{}, takes: map[string][]int{}}
 }
 
+// entry is what one add put in the ring, unless a later add has taken its
+// slot since.
+func (r *emittedRing) entry(ref ringRef) (emitted, bool) {
+	e := r.entries[ref.slot]
+	return e, e.used && e.gen == ref.gen
+}
+
 func (r *emittedRing) hasTrace(t pcommon.TraceID) bool { return r.traces[t] > 0 }
 
 func (r *emittedRing) add(trace pcommon.TraceID, names []string, at moment) ringRef {
