@@ -30,10 +30,12 @@ const (
 	EngineLog = "log"
 	// EngineBbolt: one file_storage (bbolt) database.
 	EngineBbolt = "bbolt"
+	// EnginePebble: one Pebble database, an LSM tree (pebblestore.go).
+	EnginePebble = "pebble"
 )
 
 // ErrEngine is Validate's error for an engine it does not know.
-var ErrEngine = fmt.Errorf("engine must be %q or %q", EngineLog, EngineBbolt)
+var ErrEngine = fmt.Errorf("engine must be %q, %q or %q", EngineLog, EngineBbolt, EnginePebble)
 
 // ErrCompactAfterTooSmall is Validate's error for a compact_after under
 // a megabyte.
@@ -71,8 +73,9 @@ type Config struct {
 	// StageFlush is how long a staged operation waits for the next
 	// client's Batch before the extension commits it on its own.
 	StageFlush time.Duration `mapstructure:"stage_flush"`
-	// Engine is how the database is kept: EngineLog (timeout, max_size and
-	// compaction then do not apply) or EngineBbolt.
+	// Engine is how the database is kept: EngineLog or EnginePebble
+	// (timeout, max_size and compaction then do not apply), or
+	// EngineBbolt.
 	Engine string `mapstructure:"engine"`
 	// CompactAfter is the log's size, in bytes, past which it is
 	// compacted (the log engine).
@@ -123,7 +126,7 @@ func (c *Config) Validate() error {
 	if c.StageFlush <= 0 {
 		errs = errors.Join(errs, fmt.Errorf("%w: got %s", ErrStageFlushNotPositive, c.StageFlush))
 	}
-	if c.Engine != EngineLog && c.Engine != EngineBbolt {
+	if c.Engine != EngineLog && c.Engine != EngineBbolt && c.Engine != EnginePebble {
 		errs = errors.Join(errs, fmt.Errorf("%w: got %q", ErrEngine, c.Engine))
 	}
 	if c.CompactAfter < 1<<20 {

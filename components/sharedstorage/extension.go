@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
@@ -86,10 +88,12 @@ func (s *sharedStorage) Start(ctx context.Context, host component.Host) error {
 }
 
 // open opens the database in the configured engine: the log
-// (shared_storage_NAME.*), or file_storage's client for this extension
-// (extension_shared_storage_NAME). A new log beside a bbolt database of
-// this extension begins with its keys, so a switch of engine (the
-// default's, from bbolt to the log) loses nothing.
+// (shared_storage_NAME.*), Pebble (shared_storage_NAME.pebble), or
+// file_storage's client for this extension (extension_shared_storage_NAME).
+// A new log beside a bbolt database of this extension begins with its
+// keys, so a switch of engine (the default's, from bbolt to the log)
+// loses nothing; a new Pebble database begins with the log's keys, or
+// when there is no log with the bbolt database's.
 func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
 	if s.cfg.Engine == EngineBbolt {
 		return s.files.GetClient(ctx, component.KindExtension, s.id, "")
@@ -97,6 +101,10 @@ func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
 	name := "shared_storage"
 	if s.id.Name() != "" {
 		name += "_" + s.id.Name()
+	}
+	if s.cfg.Engine == EnginePebble {
+		return pebbleOpening{dir: s.cfg.Directory, name: name, fsync: s.cfg.FSync, logger: s.logger,
+			seed: func() ([]*storage.Operation, error) { return s.seedPebble(ctx, name) }}.open()
 	}
 	l, err := openLogOn(vfs.Or(s.fs), s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, func() ([]*storage.Operation, error) {
 		return s.readBbolt(ctx)
@@ -109,6 +117,55 @@ func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
 			"what it held was never acknowledged, or (without fsync) not yet on the disk", zap.String("cut", c.String()))
 	}
 	return l, nil
+}
+
+// seedPebble is what a new Pebble database begins with: the keys of this
+// extension's log, when it has one, else those of its bbolt database.
+// Their files are left as they were (a log's torn tail cut, as at its own
+// start).
+func (s *sharedStorage) seedPebble(ctx context.Context, name string) ([]*storage.Operation, error) {
+	fs := vfs.Or(s.fs)
+	names, err := fs.List(s.cfg.Directory)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, name+".")
+		if ok && (rest == "snap" || strings.HasSuffix(rest, ".log")) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		path, found, err := fileStorageDatabase(s.cfg.Directory, component.KindExtension, s.id, "")
+		if err != nil || !found {
+			return nil, err
+		}
+		ops, err := s.readAll(ctx, component.KindExtension, s.id, "")
+		if err != nil {
+			return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
+		}
+		s.logger.Info("shared_storage: pebble begins with the keys of this extension's bbolt database; its file is left as it was",
+			zap.String("file", path), zap.Int("keys", len(ops)))
+		return ops, nil
+	}
+	l, err := openLogOn(fs, s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the log %s.*: %w", name, err)
+	}
+	l.mu.Lock()
+	ops := make([]*storage.Operation, 0, len(l.kv))
+	for k, v := range l.kv {
+		ops = append(ops, storage.SetOperation(k, v))
+	}
+	l.mu.Unlock()
+	if err := l.Close(ctx); err != nil {
+		return nil, err
+	}
+	s.logger.Info("shared_storage: pebble begins with the keys of this extension's log; its files are left as they were",
+		zap.String("log", filepath.Join(s.cfg.Directory, name)+".*"), zap.Int("keys", len(ops)))
+	return ops, nil
 }
 
 // readBbolt reads every key of this extension's bbolt database, if there

@@ -43,6 +43,9 @@ func start(t testing.TB, dir string, mut ...func(*Config)) *harness {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Directory = dir
+	if engineUnderTest != "" {
+		cfg.Engine = engineUnderTest
+	}
 	for _, m := range mut {
 		m(cfg)
 	}
