@@ -72,6 +72,9 @@ type logStore struct {
 	gen     uint64
 	log     vfs.File
 	logSize int64
+	// torn: a write that failed left part of a record after logSize, and
+	// cutting it back failed too; the next append cuts it first.
+	torn bool
 	buf     []byte
 	closed  bool
 	// compacting is closed when the compaction in flight has ended.
@@ -151,6 +154,12 @@ func openLogOn(fs vfs.FS, dir, name string, fsync bool, compactAfter int64, seed
 		return nil, err
 	}
 	size, err := f.Size()
+	if err == nil && s.fsync {
+		// A killed process can leave records written and not flushed
+		// (never acknowledged): read back now, they are relied on, so they
+		// go to the disk before anything after them.
+		err = f.Datasync()
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -195,19 +204,16 @@ func writeSynced(fs vfs.FS, path string, b []byte) error {
 }
 
 // createLog opens generation gen's log for appending, making it if need
-// be; with fsync, a file it made is in the directory before any record
-// is said to be stored in it.
+// be; with fsync, the directory is synced before any record is said to be
+// stored in it, whether the file is new or not: one a failed sync left
+// (made, never synced into its folder) would vanish with a power loss,
+// and every record in it.
 func (s *logStore) createLog(gen uint64) (vfs.File, error) {
-	path := s.logPath(gen)
-	existed, err := s.fs.Exists(path)
+	f, err := s.fs.OpenFile(s.logPath(gen), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if s.fsync && !existed {
+	if s.fsync {
 		if err := s.fs.SyncDir(s.dir); err != nil {
 			f.Close()
 			return nil, err
@@ -306,7 +312,7 @@ func (s *logStore) replay(g uint64, later []uint64) (bool, error) {
 	if off == len(b) {
 		return false, nil
 	}
-	if len(later) > 0 && s.fsync {
+	if s.fsync && !s.allEmpty(later) {
 		return false, fmt.Errorf("shared_storage: %s is corrupt at byte %d, and later logs follow it", path, off)
 	}
 	c := logCut{File: path, Offset: int64(off), Bytes: int64(len(b) - off)}
@@ -325,6 +331,18 @@ func (s *logStore) replay(g uint64, later []uint64) (bool, error) {
 	}
 	s.cuts = append(s.cuts, c)
 	return true, nil
+}
+
+// allEmpty reports whether the logs of gens hold nothing: made by a
+// compaction that failed before its first record (its folder's sync),
+// they follow no damage.
+func (s *logStore) allEmpty(gens []uint64) bool {
+	for _, g := range gens {
+		if b, err := s.fs.ReadFile(s.logPath(g)); err != nil || len(b) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // check reads a record's operations without applying them: a record is
@@ -494,6 +512,13 @@ func (s *logStore) Batch(_ context.Context, ops ...*storage.Operation) error {
 // appendLocked writes one record; a write that fails leaves the log cut
 // back to where it was, so the next record follows a whole one.
 func (s *logStore) appendLocked(ops []*storage.Operation) error {
+	if s.torn {
+		// A record after a torn one would be cut with it at the next start.
+		if err := s.log.Truncate(s.logSize); err != nil {
+			return fmt.Errorf("shared_storage: cutting a torn record off the log: %w", err)
+		}
+		s.torn = false
+	}
 	s.buf = encode(s.buf[:0], ops)
 	n, err := s.log.Write(s.buf)
 	if err == nil && s.fsync {
@@ -501,7 +526,7 @@ func (s *logStore) appendLocked(ops []*storage.Operation) error {
 	}
 	if err != nil {
 		if n > 0 {
-			_ = s.log.Truncate(s.logSize)
+			s.torn = s.log.Truncate(s.logSize) != nil
 		}
 		return fmt.Errorf("shared_storage: writing the log: %w", err)
 	}
@@ -525,17 +550,24 @@ func (s *logStore) startCompactionLocked() {
 	}
 	done := make(chan struct{})
 	s.compacting = done
-	go func() {
+	compact := func(locked bool) {
 		err := s.writeSnapshot(keys, oldGen)
 		_ = oldLog.Close()
 		if err == nil {
 			_ = s.fs.Remove(s.logPath(oldGen))
 		}
-		s.mu.Lock()
+		if !locked {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+		}
 		s.compacting, s.compactErr = nil, err
-		s.mu.Unlock()
 		close(done)
-	}()
+	}
+	if vfs.Inline(s.fs) {
+		compact(true) // the simulation's: every call in its order
+		return
+	}
+	go compact(false)
 }
 
 // writeSnapshot writes keys, as of the end of generation gen, to a new

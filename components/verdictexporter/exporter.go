@@ -62,6 +62,9 @@ type verdictExporter struct {
 	// holds: the next page asked for reads them back first (watch).
 	watchedUntil time.Time
 	pageBehind   bool
+	// torn: a write that failed left part of a line after size, and
+	// cutting it back failed too; the next write cuts it first.
+	torn bool
 }
 
 // watchFor is how long after a page request the page's store keeps each
@@ -101,6 +104,13 @@ func (e *verdictExporter) Start(ctx context.Context, host component.Host) error 
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
 	f, err := e.fs.OpenFile(e.cfg.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil && e.cfg.FSync {
+		// The file is in its folder on the disk before a line in it is
+		// said to be there: made now, or by a start whose sync failed.
+		if err = e.fs.SyncDir(filepath.Dir(e.cfg.Path)); err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("verdict exporter: %w", err)
 	}
@@ -113,6 +123,24 @@ func (e *verdictExporter) Start(ctx context.Context, host component.Host) error 
 	if cut > 0 {
 		e.logger.Warn("verdict exporter: cutting off a line a crash left half written",
 			zap.String("path", e.cfg.Path), zap.Int64("bytes", cut))
+	}
+	size, cut, err = cutUnreadableTail(f, size)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("verdict exporter: reading %s: %w", e.cfg.Path, err)
+	}
+	if cut > 0 {
+		e.logger.Warn("verdict exporter: cutting off the last lines, which do not read: what a power loss left past the last flush",
+			zap.String("path", e.cfg.Path), zap.Int64("bytes", cut))
+	}
+	if e.cfg.FSync {
+		// A killed process can leave lines written and not flushed: read
+		// back now, they stand for verdicts written, so they go to the
+		// disk before a verdict is let go on their word.
+		if err := f.Datasync(); err != nil {
+			f.Close()
+			return fmt.Errorf("verdict exporter: %w", err)
+		}
 	}
 	st, err := e.rebuild(f, size)
 	if err != nil {
@@ -289,6 +317,13 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []p
 		e.tel.ExporterVerdictsWriteErrors.Add(ctx, 1)
 		return err
 	}
+	if e.torn {
+		// A line after a torn one would be joined to it, unreadable.
+		if err := e.cutBack(); err != nil {
+			e.tel.ExporterVerdictsWriteErrors.Add(ctx, 1)
+			return fmt.Errorf("verdict exporter: cutting a torn line off %s: %w", e.cfg.Path, err)
+		}
+	}
 	n, err := e.f.Write(e.buf)
 	if err == nil && e.cfg.FSync {
 		// On the disk before the pipeline acknowledges: the stored turn
@@ -300,8 +335,7 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []p
 		// A short write leaves part of a line: cut it off, so the retry
 		// writes the whole line again.
 		if n > 0 {
-			_ = e.f.Truncate(e.size)
-			_, _ = e.f.Seek(e.size, io.SeekStart)
+			e.torn = e.cutBack() != nil
 		}
 		return fmt.Errorf("verdict exporter: writing %s: %w", e.cfg.Path, err)
 	}
@@ -315,6 +349,20 @@ func (e *verdictExporter) write(ctx context.Context, td ptrace.Traces, fresh []p
 	if links > 0 {
 		e.tel.ExporterVerdictsLinkChangesWritten.Add(int64(links))
 	}
+	return nil
+}
+
+// cutBack cuts the file back to the end of its last whole line.
+func (e *verdictExporter) cutBack() error {
+	if err := e.f.Truncate(e.size); err != nil {
+		e.torn = true
+		return err
+	}
+	if _, err := e.f.Seek(e.size, io.SeekStart); err != nil {
+		e.torn = true
+		return err
+	}
+	e.torn = false
 	return nil
 }
 

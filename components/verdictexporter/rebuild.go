@@ -75,6 +75,41 @@ func cutTornTail(f vfs.File) (size, cut int64, err error) {
 	return keep, size - keep, nil
 }
 
+// cutUnreadableTail cuts off, from the end of the first size bytes of f
+// (whole lines), the lines that do not read as a batch: what a power loss
+// can leave past the last flush, where the file's length reached the
+// disk and its data did not (zeros, garbage). It stops at the last line
+// that reads, so damage further in is only skipped, as before. It returns
+// the size after and how much it cut.
+func cutUnreadableTail(f vfs.File, size int64) (int64, int64, error) {
+	b := newBackLines(f, size, backChunk, maxLine)
+	keep := size
+	var un ptrace.JSONUnmarshaler
+	for {
+		line, err := b.prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil && !errors.Is(err, errLineTooLong) {
+			return 0, 0, err
+		}
+		if err == nil {
+			// The exporter writes no empty line and no empty batch.
+			if td, jerr := un.UnmarshalTraces(line); jerr == nil && td.ResourceSpans().Len() > 0 {
+				break
+			}
+		}
+		keep = b.off + int64(b.n)
+	}
+	if keep == size {
+		return size, 0, nil
+	}
+	if err := f.Truncate(keep); err != nil {
+		return 0, 0, err
+	}
+	return keep, size - keep, nil
+}
+
 // rebuildStats is what the start's pass over the verdict file did.
 type rebuildStats struct {
 	Files   int   // files read: PATH, PATH.1, …

@@ -36,6 +36,9 @@ type cycle struct {
 	waiters   int   // requests waiting for it
 	emitErr   error // the next consumer's answer for the verdicts sent
 	commitErr error // the storage's answer for the changes stored
+	// riding are verdicts accepted outside the cycle (emit: all, a sweep
+	// without the cycle) whose acceptance its commit stores.
+	riding []decision
 }
 
 func newCycle() *cycle { return &cycle{done: make(chan struct{})} }
@@ -99,6 +102,16 @@ func (c *cycler) queueLocked(ds []decision) (*cycle, bool) {
 		c.queued = append(c.queued, ds...)
 	}
 	return c.cur, queued
+}
+
+// ride makes the next cycle's commit store the acceptance of ds
+// (accepted outside a cycle), undone if it fails, and returns that cycle.
+// It takes the processor's lock.
+func (c *cycler) ride(ds []decision) *cycle {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	c.cur.riding = append(c.cur.riding, ds...)
+	return c.cur
 }
 
 // await waits for cy to end: running it at once when the processor is
@@ -205,6 +218,12 @@ func (c *cycler) run(cy *cycle, ds []decision) {
 	}
 	if p.state != nil {
 		cy.commitErr = p.commit(ctx)
+		if cy.commitErr != nil {
+			if len(ds) > 0 && cy.emitErr == nil {
+				p.unaccept(ctx, ds)
+			}
+			p.unaccept(ctx, cy.riding)
+		}
 	}
 	p.mu.Lock()
 	if c.running == cy {

@@ -2,6 +2,7 @@ package verdictprocessor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -110,6 +111,9 @@ func (p *verdictProcessor) deliver(ctx context.Context, td ptrace.Traces, h hold
 		return p.deliverWithBatch(ctx, td, h)
 	}
 	if !h.queued && !h.durable {
+		if h.full {
+			return errPendingFull
+		}
 		return nil
 	}
 	if err := p.cycles.await(ctx, h.cycle); err != nil {
@@ -118,11 +122,22 @@ func (p *verdictProcessor) deliver(ctx context.Context, td ptrace.Traces, h hold
 	if h.queued && h.cycle.emitErr != nil {
 		return h.cycle.emitErr
 	}
-	if h.durable {
-		return h.cycle.commitErr
+	// The commit stores what the batch left held and, for what it decided,
+	// that the verdicts were accepted (and the count connector's IDs
+	// beside): failed, the sender must send again.
+	if err := h.cycle.commitErr; err != nil {
+		return err
+	}
+	if h.full {
+		return errPendingFull
 	}
 	return nil
 }
+
+// errPendingFull refuses the part of a batch that would hold a new trace
+// while every trace held waits for its refused verdict to be accepted:
+// there is no room to make, and the sender's retry finds some later.
+var errPendingFull = errors.New("verdict processor: max_pending traces are held, each waiting for its refused verdict to be accepted; send again later")
 
 // deliverWithBatch (emit: all) sends the batch on with its verdicts added.
 func (p *verdictProcessor) deliverWithBatch(ctx context.Context, td ptrace.Traces, h holding) error {
@@ -136,17 +151,26 @@ func (p *verdictProcessor) deliverWithBatch(ctx context.Context, td ptrace.Trace
 	err := p.next.ConsumeTraces(ctx, td)
 	if len(h.decisions) > 0 {
 		p.settle(ctx, h.decisions, err)
-		if p.state != nil && !h.durable {
-			p.cycles.poke() // decided: the stored traces go, the ring grows
-		}
 	}
-	if err != nil || !h.durable {
+	if err != nil {
 		return err
 	}
-	if err := p.cycles.await(ctx, h.cycle); err != nil {
+	if p.state == nil || !h.durable && len(h.decisions) == 0 {
+		return nil
+	}
+	// The acceptances ride the next commit (the stored traces go, the ring
+	// grows, the count connector's IDs beside): the batch waits for it.
+	cy := p.cycles.ride(h.decisions)
+	if err := p.cycles.await(ctx, cy); err != nil {
 		return err
 	}
-	return h.cycle.commitErr
+	if err := cy.commitErr; err != nil {
+		return err
+	}
+	if h.full {
+		return errPendingFull
+	}
+	return nil
 }
 
 // forwardUnread passes on a batch with nothing the rules read.
@@ -217,23 +241,61 @@ func (p *verdictProcessor) refusedLocked(d *decision, now time.Time, out *tally)
 	out.refused++
 	switch {
 	case d.evicted || !e.Held():
-		// Nowhere to keep it: counted, the rest bounded by max_pending.
+		// Out of memory (evicted at max_pending), still stored, and
+		// acknowledged to its sender long ago: held again, to be sent
+		// again. Past max_pending, makeRoomLocked evicts none of the
+		// refused, and a batch that needs room waits (errPendingFull).
 		p.endFlightLocked(e.ID)
-		p.releaseLocked(e, out)
-		out.inc(&out.dropped, dropExportFailed)
+		e.Delivery.Sending = false
+		if p.held.Get(e.ID) != nil {
+			return // held again meanwhile (a resend's spans): that one is sent
+		}
+		p.held.Rehold(e, now)
+		out.pendingDelta++
+		p.retryLaterLocked(e, now)
 	case e.Delivery.Refusals > 0 && now.Sub(e.Delivery.FirstRefusal) >= p.cfg.MaxAge:
 		e.Delivery.Sending = false
 		p.releaseLocked(e, out)
 		out.inc(&out.dropped, dropExportFailed)
 	default:
-		dl := &e.Delivery
-		dl.Sending = false
-		if dl.Refusals == 0 {
-			dl.FirstRefusal = now
-		}
-		dl.Refusals++
-		dl.RetryAt = now.Add(min(p.sweepInterval<<min(dl.Refusals-1, 16), maxRetryBackoff))
+		e.Delivery.Sending = false
+		p.retryLaterLocked(e, now)
 	}
+}
+
+// retryLaterLocked counts a refusal of e's verdict and sets when it is
+// sent again: the backoff doubles from the sweep interval.
+func (p *verdictProcessor) retryLaterLocked(e *pending.Entry, now time.Time) {
+	dl := &e.Delivery
+	if dl.Refusals == 0 {
+		dl.FirstRefusal = now
+	}
+	dl.Refusals++
+	dl.RetryAt = now.Add(min(p.sweepInterval<<min(dl.Refusals-1, 16), maxRetryBackoff))
+}
+
+// unaccept undoes the acceptance of verdicts whose commit failed: what
+// stored that they were accepted (their traces let go, their IDs decided,
+// the count connector's IDs staged beside) is not on the disk, so each
+// trace is held again, undecided, and its verdict sent again (the file
+// and the counter know it already, and write and count it once).
+func (p *verdictProcessor) unaccept(ctx context.Context, ds []decision) {
+	now := p.now()
+	var out tally
+	p.mu.Lock()
+	for i := range ds {
+		e := ds[i].entry
+		p.held.Undecide(e.ID)
+		if p.held.Get(e.ID) == nil {
+			p.held.Rehold(e, now)
+			out.pendingDelta++
+		}
+		if !e.Delivery.Sending {
+			p.retryLaterLocked(e, now)
+		}
+	}
+	p.mu.Unlock()
+	p.tel.record(ctx, &out)
 }
 
 // decideAllAtShutdown (without storage) decides every turn still held,

@@ -108,6 +108,9 @@ type holding struct {
 	durable   bool
 	queued    bool // the decisions wait for the cycle (emit: verdicts)
 	cycle     *cycle
+	// full: a new trace found no room (every trace held waits for its
+	// refused verdict); its spans were not held, and the batch is refused.
+	full bool
 }
 
 // hold adds a batch's readings to their traces, making room at
@@ -135,7 +138,11 @@ func (p *verdictProcessor) hold(ctx context.Context, batch *observations) holdin
 				continue
 			}
 			if e = p.held.Get(o.traceID); e == nil {
-				h.decisions = p.makeRoomLocked(h.decisions, &out)
+				var room bool
+				if h.decisions, room = p.makeRoomLocked(h.decisions, &out); !room {
+					h.full = true
+					continue
+				}
 				e = p.held.Add(o.traceID, now)
 				out.pendingDelta++
 			}
@@ -214,14 +221,20 @@ func (p *verdictProcessor) decidable(e *pending.Entry) bool {
 	return e.Turn != nil && e.Complete(&p.cfg.Rules) && p.previousKnown(e)
 }
 
-// makeRoomLocked evicts the oldest traces while the store is full.
-func (p *verdictProcessor) makeRoomLocked(ds []decision, out *tally) []decision {
+// makeRoomLocked evicts the oldest traces while the store is full, and
+// reports false when none can be: every trace held waits for its refused
+// verdict to be sent again.
+func (p *verdictProcessor) makeRoomLocked(ds []decision, out *tally) ([]decision, bool) {
 	for p.held.Len() >= p.cfg.MaxPending {
-		if d, ok := p.evictLocked(p.held.OldestNotSending(), verdict.ForcedPendingLimit, dropPendingLimit, out); ok {
+		e := p.held.OldestToEvict()
+		if e == nil {
+			return ds, false
+		}
+		if d, ok := p.evictLocked(e, verdict.ForcedPendingLimit, dropPendingLimit, out); ok {
 			ds = append(ds, d)
 		}
 	}
-	return ds
+	return ds, true
 }
 
 // mergeLocked adds one span's readings to its trace and reports whether

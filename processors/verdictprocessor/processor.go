@@ -45,14 +45,17 @@ const (
 // the refused request (or the sweep, later) yields it again; its span ID is
 // derived from the trace, so a consumer that sees it twice sees one span.
 type verdictProcessor struct {
-	cfg     *Config
-	id      component.ID
-	logger  *zap.Logger
-	tel     *telemetry
-	next    consumer.Traces
-	now     func() time.Time
-	manual  bool // tests sweep by hand with their own clock
-	emitAll bool
+	cfg    *Config
+	id     component.ID
+	logger *zap.Logger
+	tel    *telemetry
+	next   consumer.Traces
+	now    func() time.Time
+	manual bool // tests sweep by hand with their own clock
+	// simulated: the fault simulation runs every cycle itself
+	// (Simulated); nothing is retried on a timer.
+	simulated bool
+	emitAll   bool
 	// emitTurns: the joined turns go on instead of verdicts (emit: turns).
 	emitTurns bool
 	// epoch is when this processor began counting: the timestamp of the

@@ -101,7 +101,9 @@ func (p *verdictProcessor) commit(ctx context.Context) error {
 		p.logger.Error("verdict processor: storing pending turns failed; the requests that needed it are refused for a retry",
 			zap.Int("operations", b.Len()), zap.Error(err))
 	}
-	time.AfterFunc(commitRetry, p.cycles.poke)
+	if !p.simulated { // the simulation's steps retry it, at its own times
+		time.AfterFunc(commitRetry, p.cycles.poke)
+	}
 	return fmt.Errorf("verdict processor: storing the pending turns: %w", err)
 }
 

@@ -39,9 +39,9 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	case queued:
 		_ = p.cycles.await(ctx, c)
 	case len(ds) > 0:
-		_ = p.sendNow(ctx, ds)
-		if p.state != nil {
-			p.cycles.poke() // decided: the stored traces go, the ring grows
+		if err := p.sendNow(ctx, ds); err == nil && p.state != nil {
+			// decided: the stored traces go, the ring grows
+			_ = p.cycles.await(ctx, p.cycles.ride(ds))
 		}
 	case p.state != nil && out.pendingDelta != 0:
 		p.cycles.poke()

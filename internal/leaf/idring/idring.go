@@ -11,13 +11,13 @@ type Ring[ID comparable] struct {
 	ring []ID
 	next int
 	full bool
-	set  map[ID]struct{}
+	set  map[ID]int // each ID's slot
 }
 
 // New returns a ring of n (at least 1) IDs.
 func New[ID comparable](n int) *Ring[ID] {
 	n = max(n, 1)
-	return &Ring[ID]{ring: make([]ID, n), set: make(map[ID]struct{}, min(n, 1<<16))}
+	return &Ring[ID]{ring: make([]ID, n), set: make(map[ID]int, min(n, 1<<16))}
 }
 
 // Has reports whether id is among the last n added.
@@ -29,16 +29,31 @@ func (r *Ring[ID]) Add(id ID) int {
 	if r.Has(id) {
 		return -1
 	}
-	if r.full {
-		delete(r.set, r.ring[r.next])
+	if old := r.ring[r.next]; r.full {
+		if s, ok := r.set[old]; ok && s == r.next {
+			delete(r.set, old)
+		}
 	}
 	slot := r.next
 	r.ring[slot] = id
-	r.set[id] = struct{}{}
+	r.set[id] = slot
 	r.next++
 	if r.next == len(r.ring) {
 		r.next, r.full = 0, true
 	}
+	return slot
+}
+
+// Remove forgets id, emptying its slot (the zero ID), and returns the
+// slot (-1: it held no such ID). The slot is taken again in its turn.
+func (r *Ring[ID]) Remove(id ID) int {
+	slot, ok := r.set[id]
+	if !ok {
+		return -1
+	}
+	delete(r.set, id)
+	var zero ID
+	r.ring[slot] = zero
 	return slot
 }
 

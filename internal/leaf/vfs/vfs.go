@@ -49,6 +49,14 @@ type File interface {
 	Datasync() error
 }
 
+// Inline reports whether work a component would do on the side on fs
+// (a compaction's snapshot) is to be done on the caller's goroutine: a
+// simulated file system's calls must come in an order its seed decides.
+func Inline(fs FS) bool {
+	i, ok := fs.(interface{ Inline() bool })
+	return ok && i.Inline()
+}
+
 // OS is the operating system's file system.
 var OS FS = osFS{}
 

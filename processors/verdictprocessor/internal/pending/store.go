@@ -132,6 +132,25 @@ func (s *Store) Release(e *Entry) {
 	s.changes.Released(e.ID)
 }
 
+// Rehold holds again, as arriving now, a trace that left memory (its
+// verdict evicted or let go, then refused, or not stored): it is kept
+// until its verdict is accepted. It does nothing to a trace still held.
+func (s *Store) Rehold(e *Entry, now time.Time) {
+	if e.elem != nil {
+		return
+	}
+	s.insert(e, now)
+	s.changes.Changed(e)
+}
+
+// Undecide forgets that id was decided: its verdict's acceptance was not
+// stored, so it is to be decided again.
+func (s *Store) Undecide(id pcommon.TraceID) {
+	if slot := s.decided.Remove(id); slot >= 0 {
+		s.changes.DecidedSlot(slot)
+	}
+}
+
 // MarkDecided remembers id as decided.
 func (s *Store) MarkDecided(id pcommon.TraceID) {
 	if slot := s.decided.Add(id); slot >= 0 {
@@ -164,6 +183,25 @@ func (s *Store) OldestNotSending() *Entry {
 		}
 	}
 	return s.Oldest()
+}
+
+// OldestToEvict is the trace to make room with: the one held longest
+// whose verdict is neither on its way nor refused before (a refused one
+// was kept because there is nowhere else to keep it); else the one held
+// longest whose verdict is on its way (its sender settles it). Nil: every
+// trace held waits to be sent again, and there is no room to make.
+func (s *Store) OldestToEvict() *Entry {
+	var sending *Entry
+	for f := s.order.Front(); f != nil; f = f.Next() {
+		e := f.Value.(*Entry)
+		switch {
+		case !e.Delivery.Sending && e.Delivery.Refusals == 0:
+			return e
+		case e.Delivery.Sending && sending == nil:
+			sending = e
+		}
+	}
+	return sending
 }
 
 // Each calls fn for every held trace, oldest first; fn may evict or

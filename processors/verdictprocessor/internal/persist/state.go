@@ -194,6 +194,7 @@ func (s *State) restoreRing(meta []byte, chunks map[int][]byte) bool {
 	// Oldest first: from next to the end when the ring was full, then from
 	// the start to next. Added to the ring as they were, not marked
 	// changed: they are stored already.
+	gaps := false
 	visit := func(from, to int) {
 		for i := from; i < to; i++ {
 			if _, ok := chunks[i/decidedChunk]; !ok {
@@ -202,6 +203,8 @@ func (s *State) restoreRing(meta []byte, chunks map[int][]byte) bool {
 			}
 			if id, ok := slot(i); ok {
 				s.ring.Add(id)
+			} else {
+				gaps = true // an ID undecided (Undecide): the ring closes up
 			}
 		}
 	}
@@ -209,7 +212,7 @@ func (s *State) restoreRing(meta []byte, chunks map[int][]byte) bool {
 		visit(next, size)
 	}
 	visit(0, next)
-	if size == s.ring.Size() {
+	if size == s.ring.Size() && !gaps {
 		return false
 	}
 	// Another size: every chunk is rewritten, the ones beyond it deleted.
@@ -263,7 +266,12 @@ type Batch struct {
 func (b *Batch) Empty() bool { return b == nil || len(b.ops) == 0 }
 
 // Len is the number of operations.
-func (b *Batch) Len() int { return len(b.ops) }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.ops)
+}
 
 // Prepare takes every change marked since the last commit as one batch.
 // Under the processor's lock.
@@ -335,9 +343,20 @@ func (s *State) prepareRing(b *Batch) {
 	clear(s.ringDirty)
 }
 
+// stager is a client whose transactions carry what other components
+// staged (shared_storage's).
+type stager interface {
+	Stage(ops []*storage.Operation, committed func(error))
+}
+
 // Write commits a batch in one transaction. Outside the processor's lock.
+// An empty batch still commits what other components staged (shared
+// storage's count connector): the outcome of a request is theirs too.
 func (s *State) Write(ctx context.Context, b *Batch) error {
 	if b.Empty() {
+		if _, shared := s.client.(stager); shared {
+			return s.client.Batch(ctx) // nothing staged: no transaction
+		}
 		return nil
 	}
 	return s.client.Batch(ctx, b.ops...)
@@ -347,6 +366,9 @@ func (s *State) Write(ctx context.Context, b *Batch) error {
 // next commit stores the state as it is then. A trace released since is
 // not written again. Under the processor's lock.
 func (s *State) Failed(b *Batch) {
+	if b == nil {
+		return // only what others staged was written
+	}
 	for _, e := range b.written {
 		if _, ok := s.keys[e.ID]; ok {
 			if _, again := s.changed[e.ID]; !again {

@@ -1,0 +1,449 @@
+package simulation
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/percause/percause/internal/leaf/vfs"
+)
+
+// FS is a file system in memory that keeps apart what a process wrote
+// (the page cache: what a crash keeps) from what reached the disk (what a
+// power loss keeps), and fails any call the schedule says. Directory
+// entries are on the disk only once their directory is synced, file data
+// once the file is.
+type FS struct {
+	mu sync.Mutex
+	// files is the namespace as the process sees it; durable as the disk
+	// has it (as of the last SyncDir).
+	files   map[string]*inode
+	durable map[string]*inode
+	dirs    map[string]bool
+	faults  *faults
+	// ops counts the calls a fault can hit.
+	ops int
+	// crashed: the process is dead (a crash or a power loss at crashAt);
+	// every call fails until the simulation restarts it on an image.
+	crashed bool
+	crashAt int
+	// powerLoss: the death at crashAt is a power loss, not a kill.
+	powerLoss bool
+	// journal is what the file system did that a reader of a failing
+	// schedule wants: faults, crashes, what a power loss left.
+	journal *journal
+}
+
+type inode struct {
+	data   []byte // what the process wrote
+	synced []byte // what is on the disk
+}
+
+// errCrashed is what every call gets once the process is dead: nothing it
+// does after reaches anything.
+var errCrashed = errors.New("simulation: the process is dead")
+
+func newFS(j *journal) *FS {
+	return &FS{files: map[string]*inode{}, durable: map[string]*inode{}, dirs: map[string]bool{}, crashAt: -1, journal: j}
+}
+
+func (fs *FS) event(format string, args ...any) { fs.journal.add(fmt.Sprintf(format, args...)) }
+
+// journal is what happened in a schedule, in order, from every goroutine.
+type journal struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (j *journal) add(line string) {
+	j.mu.Lock()
+	j.lines = append(j.lines, line)
+	j.mu.Unlock()
+}
+
+func (j *journal) all() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.lines)
+}
+
+// step counts one faultable call and says how it fails (nil: it does
+// not). A write may be cut short: keep is then how much of it lands.
+func (fs *FS) step(what, name string, n int) (keep int, err error) {
+	if fs.crashed {
+		return 0, errCrashed
+	}
+	op := fs.ops
+	fs.ops++
+	if op == fs.crashAt {
+		fs.crashed = true
+		keep = 0
+		if n > 0 {
+			keep = fs.faults.rng.IntN(n + 1) // a crash in the middle of a write
+		}
+		fs.event("crash at fs op %d (%s %s, %d of %d bytes landed)", op, what, filepath.Base(name), keep, n)
+		return keep, errCrashed
+	}
+	if fs.faults == nil {
+		return n, nil
+	}
+	err = fs.faults.at(op, what)
+	if err == nil {
+		return n, nil
+	}
+	keep = 0
+	if what == "write" && n > 1 && fs.faults.rng.IntN(2) == 0 {
+		keep = fs.faults.rng.IntN(n-1) + 1 // a short write
+	}
+	fs.event("fs op %d: %s %s fails with %v (%d of %d bytes written)", op, what, filepath.Base(name), err, keep, n)
+	return keep, err
+}
+
+func (fs *FS) OpenFile(name string, flag int, _ os.FileMode) (vfs.File, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	name = filepath.Clean(name)
+	ino, ok := fs.files[name]
+	if !ok {
+		if flag&os.O_CREATE == 0 {
+			return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
+		}
+		if _, err := fs.step("create", name, 0); err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		ino = &inode{}
+		fs.files[name] = ino
+	} else if flag&os.O_TRUNC != 0 {
+		if _, err := fs.step("truncate", name, 0); err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		ino.data = nil
+	}
+	return &file{fs: fs, name: name, ino: ino, flag: flag}, nil
+}
+
+func (fs *FS) ReadFile(name string) ([]byte, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.crashed {
+		return nil, errCrashed
+	}
+	ino, ok := fs.files[filepath.Clean(name)]
+	if !ok {
+		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
+	}
+	return slices.Clone(ino.data), nil
+}
+
+func (fs *FS) List(dir string) ([]string, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.crashed {
+		return nil, errCrashed
+	}
+	dir = filepath.Clean(dir)
+	var names []string
+	for p := range fs.files {
+		if filepath.Dir(p) == dir {
+			names = append(names, filepath.Base(p))
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (fs *FS) Exists(name string) (bool, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.crashed {
+		return false, errCrashed
+	}
+	_, ok := fs.files[filepath.Clean(name)]
+	return ok, nil
+}
+
+func (fs *FS) Rename(oldName, newName string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	oldName, newName = filepath.Clean(oldName), filepath.Clean(newName)
+	ino, ok := fs.files[oldName]
+	if !ok {
+		return &os.LinkError{Op: "rename", Old: oldName, New: newName, Err: os.ErrNotExist}
+	}
+	if _, err := fs.step("rename", newName, 0); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldName, New: newName, Err: err}
+	}
+	delete(fs.files, oldName)
+	fs.files[newName] = ino
+	return nil
+}
+
+func (fs *FS) Remove(name string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	name = filepath.Clean(name)
+	if _, ok := fs.files[name]; !ok {
+		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
+	}
+	if _, err := fs.step("remove", name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: name, Err: err}
+	}
+	delete(fs.files, name)
+	return nil
+}
+
+func (fs *FS) Truncate(name string, size int64) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	ino, ok := fs.files[filepath.Clean(name)]
+	if !ok {
+		return &os.PathError{Op: "truncate", Path: name, Err: os.ErrNotExist}
+	}
+	if _, err := fs.step("truncate", name, 0); err != nil {
+		return &os.PathError{Op: "truncate", Path: name, Err: err}
+	}
+	ino.truncate(size)
+	return nil
+}
+
+func (fs *FS) MkdirAll(dir string, _ os.FileMode) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.crashed {
+		return errCrashed
+	}
+	fs.dirs[filepath.Clean(dir)] = true
+	return nil
+}
+
+// SyncDir puts the directory's entries on the disk: the files in it as
+// the process sees them.
+func (fs *FS) SyncDir(dir string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir = filepath.Clean(dir)
+	if _, err := fs.step("syncdir", dir, 0); err != nil {
+		return &os.PathError{Op: "sync", Path: dir, Err: err}
+	}
+	for p := range fs.durable {
+		if filepath.Dir(p) == dir {
+			delete(fs.durable, p)
+		}
+	}
+	for p, ino := range fs.files {
+		if filepath.Dir(p) == dir {
+			fs.durable[p] = ino
+		}
+	}
+	return nil
+}
+
+func (ino *inode) truncate(size int64) {
+	if int(size) <= len(ino.data) {
+		ino.data = ino.data[:size:size]
+		return
+	}
+	ino.data = append(ino.data, make([]byte, int(size)-len(ino.data))...)
+}
+
+// Inline: what a component does on the side (a compaction's snapshot) it
+// does on the caller's goroutine, so the calls come in the seed's order.
+func (fs *FS) Inline() bool { return true }
+
+// dead reports whether the process died.
+func (fs *FS) dead() bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.crashed
+}
+
+// restartAfterCrash is the image a process death leaves: everything
+// written stays (the kernel has it), on the disk or not.
+func (fs *FS) restartAfterCrash() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.crashed, fs.crashAt, fs.powerLoss = false, -1, false
+}
+
+// restartAfterPowerLoss is the image a power loss leaves: the entries of
+// the last directory sync, each file's synced data, and past it, in a file
+// whose unsynced data was appended, what the disk may hold of it: none of
+// it, a part, zeros or garbage of its length.
+func (fs *FS) restartAfterPowerLoss(rng *rand.Rand) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.crashed, fs.crashAt, fs.powerLoss = false, -1, false
+	files := map[string]*inode{}
+	names := make([]string, 0, len(fs.durable))
+	for p := range fs.durable {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	for _, p := range names {
+		ino := fs.durable[p]
+		data := slices.Clone(ino.synced)
+		if unsynced := len(ino.data) - len(ino.synced); unsynced > 0 && bytes.HasPrefix(ino.data, ino.synced) {
+			n := rng.IntN(unsynced + 1)
+			kind := []string{"none", "data", "zeros", "garbage"}[rng.IntN(4)]
+			switch kind {
+			case "none":
+				n = 0
+			case "data":
+				data = append(data, ino.data[len(ino.synced):len(ino.synced)+n]...)
+			case "zeros":
+				data = append(data, make([]byte, n)...)
+			case "garbage":
+				junk := make([]byte, n)
+				for i := range junk {
+					junk[i] = byte(rng.Uint32())
+				}
+				data = append(data, junk...)
+			}
+			if n > 0 {
+				fs.event("power loss: %s keeps its %d synced bytes and %d bytes of %s past them (%d were unsynced)",
+					filepath.Base(p), len(ino.synced), n, kind, unsynced)
+			}
+		}
+		files[p] = &inode{data: data, synced: slices.Clone(data)}
+	}
+	fs.files = files
+	fs.durable = maps(files)
+}
+
+func maps(m map[string]*inode) map[string]*inode {
+	out := make(map[string]*inode, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// names lists the files as the process sees them, for a failure's report.
+func (fs *FS) names() string {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var out []string
+	for p, ino := range fs.files {
+		out = append(out, fmt.Sprintf("%s (%d bytes, %d synced)", filepath.Base(p), len(ino.data), len(ino.synced)))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// file is an open file: a handle on an inode, as on Linux, so a file
+// renamed or removed while open is still written through its handle.
+type file struct {
+	fs   *FS
+	name string
+	ino  *inode
+	flag int
+	off  int64
+}
+
+func (f *file) Read(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.fs.crashed {
+		return 0, errCrashed
+	}
+	if f.off >= int64(len(f.ino.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.ino.data[f.off:])
+	f.off += int64(n)
+	return n, nil
+}
+
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.fs.crashed {
+		return 0, errCrashed
+	}
+	if off >= int64(len(f.ino.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.ino.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *file) Write(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.EBADF}
+	}
+	keep, err := f.fs.step("write", f.name, len(p))
+	if f.flag&os.O_APPEND != 0 {
+		f.off = int64(len(f.ino.data))
+	}
+	end := f.off + int64(keep)
+	if end > int64(len(f.ino.data)) {
+		f.ino.truncate(end)
+	}
+	copy(f.ino.data[f.off:end], p[:keep])
+	f.off = end
+	if err != nil {
+		return keep, &os.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	return keep, nil
+}
+
+func (f *file) Seek(offset int64, whence int) (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	switch whence {
+	case io.SeekStart:
+		f.off = offset
+	case io.SeekCurrent:
+		f.off += offset
+	case io.SeekEnd:
+		f.off = int64(len(f.ino.data)) + offset
+	}
+	return f.off, nil
+}
+
+func (f *file) Close() error { return nil }
+
+func (f *file) Truncate(size int64) error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if _, err := f.fs.step("truncate", f.name, 0); err != nil {
+		return &os.PathError{Op: "truncate", Path: f.name, Err: err}
+	}
+	f.ino.truncate(size)
+	return nil
+}
+
+func (f *file) Size() (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.fs.crashed {
+		return 0, errCrashed
+	}
+	return int64(len(f.ino.data)), nil
+}
+
+func (f *file) Sync() error { return f.Datasync() }
+
+func (f *file) Datasync() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if _, err := f.fs.step("sync", f.name, 0); err != nil {
+		return &os.PathError{Op: "sync", Path: f.name, Err: err}
+	}
+	f.ino.synced = slices.Clone(f.ino.data)
+	return nil
+}

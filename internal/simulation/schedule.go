@@ -1,0 +1,378 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/internal/command/load"
+)
+
+// The processor's times in a schedule: the embedded default's.
+const (
+	waitFor      = 5 * time.Second
+	decisionWait = time.Second
+	maxAge       = 2 * time.Minute
+)
+
+// Params are a schedule's settings, every one derived from its seed.
+type Params struct {
+	Seed uint64
+	// Steps is how many steps the schedule takes before its recovery.
+	Steps int
+	// FSync is the storage's and the verdict file's fsync.
+	FSync bool
+	// MaxPending is the processor's; small, so eviction happens.
+	MaxPending int
+	// CompactAfter is the log's; small, so compactions happen.
+	CompactAfter int64
+	// Turns is how many turns the phones make.
+	Turns         int
+	Installations int
+	// FaultPerMille is the chance, in thousandths, that a file system
+	// call fails.
+	FaultPerMille uint64
+}
+
+func (p Params) String() string {
+	return fmt.Sprintf("seed %d: %d steps, %d turns from %d phones, fsync %v, max_pending %d, compact_after %d, %d‰ of calls fail",
+		p.Seed, p.Steps, p.Turns, p.Installations, p.FSync, p.MaxPending, p.CompactAfter, p.FaultPerMille)
+}
+
+// ParamsFor derives a schedule's settings from its seed.
+func ParamsFor(seed uint64) Params {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	return Params{
+		Seed:          seed,
+		Steps:         20 + rng.IntN(60),
+		FSync:         rng.IntN(2) == 0,
+		MaxPending:    2 + rng.IntN(6),
+		CompactAfter:  int64(2048 + rng.IntN(16<<10)),
+		Turns:         4 + rng.IntN(12),
+		Installations: 1 + rng.IntN(3),
+		FaultPerMille: []uint64{0, 5, 20, 60}[rng.IntN(4)],
+	}
+}
+
+// request is one of a turn's two requests, as its sender keeps it.
+type request struct {
+	turn   int
+	engine bool
+	acked  bool
+	tries  int
+}
+
+func (r *request) String() string {
+	half := "phone"
+	if r.engine {
+		half = "engine"
+	}
+	return fmt.Sprintf("turn %d's %s request", r.turn, half)
+}
+
+// schedule is one run: a collector, its senders and everything that
+// happened, for a failure's report.
+type schedule struct {
+	p      Params
+	rng    *rand.Rand
+	w      *world
+	c      *collector
+	turns  []*load.Turn
+	reqs   []*request
+	active int // turns whose requests may be sent so far
+	events *journal
+	// lossy: a power loss without fsync happened, which may lose what
+	// was acknowledged and not yet on the disk (the unsynced tail).
+	lossy bool
+	// restarts and the like, for the totals.
+	crashes, powerLosses, restarts, refusalsAsked int
+}
+
+// Failure is a schedule whose invariants did not hold.
+type Failure struct {
+	Params Params
+	// Limit is the number of steps the schedule was cut to.
+	Limit  int
+	Err    error
+	Events []string
+}
+
+func (f *Failure) Error() string {
+	return fmt.Sprintf("%v (cut to %d steps): %v\n  replay: go test ./internal/simulation -run 'TestSimulation$' -seed %d -steps %d\n  what happened:\n    %s",
+		f.Params, f.Limit, f.Err, f.Params.Seed, f.Limit, strings.Join(f.Events, "\n    "))
+}
+
+// Run runs the schedule of seed, cut to limit steps (0: all of them),
+// then its recovery, and checks its invariants.
+func Run(ctx context.Context, seed uint64, limit int) (Stats, *Failure) {
+	p := ParamsFor(seed)
+	if limit <= 0 || limit > p.Steps {
+		limit = p.Steps
+	}
+	s := newSchedule(p)
+	err := s.run(ctx, limit)
+	if s.c != nil {
+		_ = s.c.stop(ctx)
+	}
+	st := Stats{Steps: limit, FSOps: s.w.fs.ops, Crashes: s.crashes, PowerLosses: s.powerLosses, Restarts: s.restarts}
+	if err != nil {
+		return st, &Failure{Params: p, Limit: limit, Err: err, Events: s.events.all()}
+	}
+	return st, nil
+}
+
+// newSchedule makes the schedule of p, its turns built and nothing sent.
+func newSchedule(p Params) *schedule {
+	s := &schedule{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0xfa17))}
+	s.events = &journal{}
+	s.w = &world{now: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), fsync: p.FSync, logs: newLogSink(s.events), cfg: p}
+	s.w.fs = newFS(s.events)
+	s.w.fs.faults = &faults{seed: p.Seed, rng: rand.New(rand.NewPCG(p.Seed, 0xd15c)), perMille: p.FaultPerMille}
+	fleet := load.NewFleet(p.Installations, 3, p.Seed)
+	for i := range p.Turns {
+		s.turns = append(s.turns, fleet.Next())
+		s.reqs = append(s.reqs, &request{turn: i}, &request{turn: i, engine: true})
+	}
+	return s
+}
+
+// Stats are what a schedule did.
+type Stats struct {
+	Steps, FSOps, Crashes, PowerLosses, Restarts int
+}
+
+func (s *schedule) event(format string, args ...any) {
+	s.events.add(fmt.Sprintf(format, args...))
+}
+
+func (s *schedule) run(ctx context.Context, limit int) error {
+	if err := s.startAgain(ctx); err != nil {
+		return err
+	}
+	for step := range limit {
+		if err := s.step(ctx, step); err != nil {
+			return err
+		}
+		if err := s.afterStep(ctx); err != nil {
+			return err
+		}
+	}
+	return s.recover(ctx)
+}
+
+// step takes one step the seed chooses.
+func (s *schedule) step(ctx context.Context, n int) error {
+	fs := s.w.fs
+	if s.active < len(s.turns) && (s.active < 2 || s.rng.IntN(3) == 0) {
+		s.active++
+	}
+	switch k := s.rng.IntN(100); {
+	case k < 45:
+		if r := s.pick(false); r != nil {
+			s.send(ctx, n, r)
+		}
+	case k < 52:
+		if r := s.pick(true); r != nil {
+			s.event("step %d: %s again (it was acknowledged)", n, r)
+			s.send(ctx, n, r)
+		}
+	case k < 58:
+		if r := s.pick(false); r != nil {
+			s.sendTwiceAtOnce(ctx, n, r, s.rng.IntN(2) == 0)
+		}
+	case k < 70:
+		d := time.Duration(200+s.rng.IntN(9800)) * time.Millisecond
+		s.w.now = s.w.now.Add(d)
+		s.event("step %d: %s pass; a sweep", n, d)
+		s.c.proc.Sweep(ctx)
+	case k < 77:
+		m := 1 + s.rng.IntN(3)
+		s.w.refuse.mu.Lock()
+		s.w.refuse.next += m
+		s.w.refuse.mu.Unlock()
+		s.refusalsAsked += m
+		s.event("step %d: the downstream refuses its next %d deliveries", n, m)
+	case k < 82:
+		from := fs.ops + s.rng.IntN(4)
+		to := from + 1 + s.rng.IntN(12)
+		fs.faults.full = append(fs.faults.full, [2]int{from, to})
+		s.event("step %d: the disk is full from fs op %d to %d", n, from, to)
+	case k < 88:
+		fs.crashAt = fs.ops + s.rng.IntN(24)
+		s.event("step %d: the process will be killed at fs op %d", n, fs.crashAt)
+	case k < 92:
+		fs.crashAt = fs.ops + s.rng.IntN(24)
+		fs.powerLoss = true
+		s.event("step %d: the power will go at fs op %d", n, fs.crashAt)
+	default:
+		s.event("step %d: a graceful restart", n)
+		return s.restart(ctx)
+	}
+	return nil
+}
+
+// pick chooses a request of the turns begun so far: one not yet
+// acknowledged, or (acked) one that was.
+func (s *schedule) pick(acked bool) *request {
+	var from []*request
+	for _, r := range s.reqs[:2*s.active] {
+		if r.acked == acked {
+			from = append(from, r)
+		}
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	return from[s.rng.IntN(len(from))]
+}
+
+// body is a fresh copy of a request's spans.
+func (s *schedule) body(r *request) ptrace.Traces {
+	t := s.turns[r.turn]
+	src := t.Phone
+	if r.engine {
+		src = t.Engine
+	}
+	td := ptrace.NewTraces()
+	src.CopyTo(td)
+	return td
+}
+
+// send delivers a request and records its answer. One answered after the
+// process died is no answer: its sender sends it again.
+func (s *schedule) send(ctx context.Context, n int, r *request) {
+	r.tries++
+	err := s.c.proc.ConsumeTraces(ctx, s.body(r))
+	s.answered(n, r, err)
+}
+
+func (s *schedule) answered(n int, r *request, err error) {
+	switch {
+	case s.w.fs.dead():
+		s.event("step %d: %s: no answer (the process died)", n, r)
+	case err != nil:
+		s.event("step %d: %s refused: %v", n, r, err)
+	default:
+		if !r.acked {
+			s.event("step %d: %s acknowledged", n, r)
+		}
+		r.acked = true
+	}
+}
+
+// sendTwiceAtOnce delivers the same request twice at once: the first
+// delivery is held at the downstream while the second is handed in, then
+// let through (or refused).
+func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refuseFirst bool) {
+	s.event("step %d: %s twice at once (the first refused: %v)", n, r, refuseFirst)
+	gate, arrived := make(chan struct{}), make(chan struct{})
+	s.w.refuse.mu.Lock()
+	s.w.refuse.gate, s.w.refuse.arrived = gate, arrived
+	if refuseFirst {
+		s.w.refuse.next++
+	}
+	s.w.refuse.mu.Unlock()
+	r.tries += 2
+	first := make(chan error, 1)
+	go func() { first <- s.c.proc.ConsumeTraces(ctx, s.body(r)) }()
+	select {
+	case <-arrived:
+		second := make(chan error, 1)
+		go func() { second <- s.c.proc.ConsumeTraces(ctx, s.body(r)) }()
+		// The second delivery reads its spans and waits for the cycle the
+		// first holds (or, with nothing to wait for, is answered).
+		for s.c.proc.Waiting() == 0 {
+			select {
+			case err := <-second:
+				close(gate)
+				s.answered(n, r, <-first)
+				s.answered(n, r, err)
+				return
+			case <-time.After(20 * time.Microsecond):
+			}
+		}
+		close(gate)
+		s.answered(n, r, <-first)
+		s.answered(n, r, <-second)
+	case err := <-first:
+		// Nothing of it went downstream: take the gate back, unused.
+		_, g, _ := s.w.refuse.take()
+		if g == nil && refuseFirst {
+			s.w.refuse.mu.Lock()
+			s.w.refuse.next = max(0, s.w.refuse.next-1)
+			s.w.refuse.mu.Unlock()
+		}
+		s.answered(n, r, err)
+		s.send(ctx, n, r)
+	}
+}
+
+// afterStep commits what is staged (as the extension's timer would
+// within stage_flush) and restarts a process that died.
+func (s *schedule) afterStep(ctx context.Context) error {
+	if !s.w.fs.dead() {
+		_, _ = s.c.store.Get(ctx, "flush")
+	}
+	if !s.w.fs.dead() {
+		return nil
+	}
+	return s.restartAfterDeath(ctx)
+}
+
+func (s *schedule) restartAfterDeath(ctx context.Context) error {
+	_ = s.c.stop(ctx)
+	s.c = nil
+	fs := s.w.fs
+	if fs.powerLoss {
+		s.powerLosses++
+		if !s.p.FSync {
+			s.lossy = true
+		}
+		fs.restartAfterPowerLoss(s.rng)
+	} else {
+		s.crashes++
+		fs.restartAfterCrash()
+	}
+	return s.startAgain(ctx)
+}
+
+func (s *schedule) restart(ctx context.Context) error {
+	s.restarts++
+	if err := s.c.stop(ctx); err != nil && !s.w.fs.dead() {
+		s.event("the graceful stop: %v", err)
+	}
+	s.c = nil
+	if s.w.fs.dead() {
+		return s.restartAfterDeath(ctx)
+	}
+	return s.startAgain(ctx)
+}
+
+// startAgain starts a new process on the files as they are: it must
+// start, whatever a crash or a power loss left.
+func (s *schedule) startAgain(ctx context.Context) error {
+	// A disk that fails while the collector starts is not what this
+	// checks: the start reads what the faults and the death left, on a
+	// disk that works (a death may still come in the middle of it).
+	f := s.w.fs.faults
+	off := f.off
+	f.off = true
+	defer func() { f.off = off }()
+	for {
+		c, err := s.w.start(ctx)
+		if err == nil {
+			s.c = c
+			return nil
+		}
+		if s.w.fs.dead() {
+			s.event("the start died: %v", err)
+			s.w.fs.restartAfterCrash()
+			continue
+		}
+		return fmt.Errorf("the collector did not start again: %w\n  files: %s", err, s.w.fs.names())
+	}
+}
