@@ -7,7 +7,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # minutes on 2 cores); every test package shares this one build via PERCAUSE_BIN.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare dashboards semconv fuzz clean
+.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare simulate dashboards semconv fuzz clean
 
 all: lint test
 
@@ -69,6 +69,15 @@ compare: build
 	./$(BIN) load --compare --concurrency 2 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 1000
 	./$(BIN) load --compare --concurrency 8 --turns 8000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 4000
 	./$(BIN) load --compare --concurrency 64 --turns 12000 --installations 1000 --relaunch-every 2 --rounds 6 --warmup 10000
+
+# The seeded fault simulation for as long as asked (SIMULATE_FOR, 10 minutes
+# by default), from seed SIMULATE_FIRST on; it reports the schedules it ran
+# and how many a second. A failure prints its seed and how to replay it
+# (docs/simulation.md). `make test` runs 10,000 schedules.
+SIMULATE_FOR ?= 10m
+SIMULATE_FIRST ?= 1
+simulate:
+	set -o pipefail; $(GO) test -count=1 -timeout 0 -run 'TestSimulation$$' -v ./internal/simulation -for $(SIMULATE_FOR) -first $(SIMULATE_FIRST) | grep -v '^=== RUN'
 
 # Each fuzz test for a short while (the corpora under testdata/fuzz run in
 # every `make test`).

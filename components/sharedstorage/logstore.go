@@ -74,9 +74,9 @@ type logStore struct {
 	logSize int64
 	// torn: a write that failed left part of a record after logSize, and
 	// cutting it back failed too; the next append cuts it first.
-	torn bool
-	buf     []byte
-	closed  bool
+	torn   bool
+	buf    []byte
+	closed bool
 	// compacting is closed when the compaction in flight has ended.
 	compacting chan struct{}
 	compactErr error
@@ -149,6 +149,11 @@ func openLogOn(fs vfs.FS, dir, name string, fsync bool, compactAfter int64, seed
 			break
 		}
 	}
+	if s.fsync {
+		if err := s.flushEarlier(gens); err != nil {
+			return nil, err
+		}
+	}
 	f, err := s.createLog(s.gen)
 	if err != nil {
 		return nil, err
@@ -166,6 +171,29 @@ func openLogOn(fs vfs.FS, dir, name string, fsync bool, compactAfter int64, seed
 	}
 	s.log, s.logSize = f, size
 	return s, nil
+}
+
+// flushEarlier flushes the logs replayed before the one appended to: a
+// killed process can leave records in any of them written and not
+// flushed (one whose compaction failed left an empty log after it), and
+// the store relies on them from now on.
+func (s *logStore) flushEarlier(gens []uint64) error {
+	for _, g := range gens {
+		if g >= s.gen {
+			continue
+		}
+		f, err := s.fs.OpenFile(s.logPath(g), os.O_WRONLY|os.O_APPEND, 0o600)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // cut: a later log after damage
+		}
+		if err == nil {
+			err = errors.Join(f.Datasync(), f.Close())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeSeed writes a new store's first log, generation 1, holding seed's

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +29,12 @@ import (
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/processors/verdictprocessor"
 )
+
+// ringSize is how many IDs each component remembers (decided traces,
+// counted and written verdicts): more than a schedule's turns, far fewer
+// than the default's 100,000, whose rings, made anew at every start,
+// were most of a schedule's time.
+const ringSize = 256
 
 // dataDir is the simulated collector's data folder: a real, empty folder,
 // which file_storage (underneath shared_storage, for its bbolt engine)
@@ -135,6 +140,7 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 	vcfg := vf.CreateDefaultConfig().(*verdictexporter.Config)
 	vcfg.Path = verdictFile()
 	vcfg.FSync = w.fsync
+	vcfg.Recent = ringSize
 	vcfg.Rotation.MaxMegabytes = 0 // rotation is by size in MB: more than a schedule writes
 	if c.verdicts, err = vf.CreateTraces(ctx, exporter.Settings{ID: component.MustNewID("verdicts"), TelemetrySettings: tel, BuildInfo: build}, vcfg); err != nil {
 		return nil, err
@@ -144,6 +150,7 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 	ccfg := cf.CreateDefaultConfig().(*verdictcountconnector.Config)
 	ccfg.Storage = &storageID
 	ccfg.FlushInterval = 0
+	ccfg.Recent = ringSize
 	ccfg.ResourceAttributes = []string{semconv.ServiceName, semconv.ServiceVersion}
 	sink, _ := consumer.NewMetrics(w.consumeCounts)
 	if c.count, err = cf.CreateTracesToMetrics(ctx, connector.Settings{ID: component.MustNewID("verdictcount"), TelemetrySettings: tel, BuildInfo: build}, ccfg, sink); err != nil {
@@ -154,6 +161,7 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 	pcfg.Emit = verdictprocessor.EmitVerdicts
 	pcfg.Storage = &storageID
 	pcfg.MaxPending = w.cfg.MaxPending
+	pcfg.DecidedCacheSize = ringSize
 	pcfg.Wait, pcfg.DecisionWait, pcfg.MaxAge = waitFor, decisionWait, maxAge
 	next, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error { return w.downstream(ctx, c, td) })
 	if c.proc, err = verdictprocessor.NewSimulated(processor.Settings{ID: component.MustNewID("verdict"), TelemetrySettings: tel, BuildInfo: build},
@@ -239,19 +247,16 @@ func (c *collector) stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// logSink keeps what the components logged at warn and above.
+// logSink puts what the components logged at warn and above in the
+// schedule's journal, for a failure's report.
 type logSink struct {
 	zapcore.LevelEnabler
-	mu      sync.Mutex
-	lines   []string
 	journal *journal
 }
 
 func newLogSink(j *journal) *logSink { return &logSink{LevelEnabler: zapcore.WarnLevel, journal: j} }
 
 func (l *logSink) With([]zapcore.Field) zapcore.Core { return l }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 func (l *logSink) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if l.Enabled(e.Level) {
 		return ce.AddCore(e, l)
@@ -264,24 +269,8 @@ func (l *logSink) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	for _, f := range fields {
 		f.AddTo(enc)
 	}
-	line := fmt.Sprint(e.Message, " ", enc.Fields)
-	l.mu.Lock()
-	l.lines = append(l.lines, line)
-	l.mu.Unlock()
-	l.journal.add("  log: " + line)
+	l.journal.add("  log: " + fmt.Sprint(e.Message, " ", enc.Fields))
 	return nil
 }
 
 func (l *logSink) Sync() error { return nil }
-
-// named reports whether a line logged since from names file.
-func (l *logSink) named(from int, file string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, s := range l.lines[from:] {
-		if contains(s, filepath.Clean(file)) {
-			return true
-		}
-	}
-	return false
-}
