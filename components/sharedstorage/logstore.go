@@ -373,36 +373,6 @@ func (s *logStore) allEmpty(gens []uint64) bool {
 	return true
 }
 
-// check reads a record's operations without applying them: a record is
-// applied whole or not at all.
-func (s *logStore) check(payload []byte) error {
-	count, n := binary.Uvarint(payload)
-	if n <= 0 {
-		return errCorruptRecord
-	}
-	p := payload[n:]
-	for range count {
-		if len(p) < 1 || (p[0] != opSet && p[0] != opDelete) {
-			return errCorruptRecord
-		}
-		typ := p[0]
-		_, rest, ok := readBytes(p[1:])
-		if !ok {
-			return errCorruptRecord
-		}
-		p = rest
-		if typ == opSet {
-			if _, p, ok = readBytes(p); !ok {
-				return errCorruptRecord
-			}
-		}
-	}
-	if len(p) != 0 {
-		return errCorruptRecord
-	}
-	return nil
-}
-
 // nextRecord reads the record at the start of b.
 func nextRecord(b []byte) (payload []byte, n int, ok bool) {
 	if len(b) < recordHeader {
@@ -421,15 +391,31 @@ func nextRecord(b []byte) (payload []byte, n int, ok bool) {
 	return payload, recordHeader + int(size), true
 }
 
+// check reads a record's operations without applying them: a record is
+// applied whole or not at all.
+func (s *logStore) check(payload []byte) error { return eachOp(payload, nil) }
+
 // apply replays one record's operations on the keys.
 func (s *logStore) apply(payload []byte) error {
+	return eachOp(payload, func(typ byte, key, value []byte) {
+		if typ == opSet {
+			s.kv[string(key)] = slices.Clone(value)
+		} else {
+			delete(s.kv, string(key))
+		}
+	})
+}
+
+// eachOp reads a record's operations, handing each to fn (nil: none):
+// a type byte, the key and, for a set, the value, with nothing after.
+func eachOp(payload []byte, fn func(typ byte, key, value []byte)) error {
 	count, n := binary.Uvarint(payload)
 	if n <= 0 {
 		return errCorruptRecord
 	}
 	p := payload[n:]
 	for range count {
-		if len(p) < 1 {
+		if len(p) < 1 || (p[0] != opSet && p[0] != opDelete) {
 			return errCorruptRecord
 		}
 		typ := p[0]
@@ -438,18 +424,18 @@ func (s *logStore) apply(payload []byte) error {
 			return errCorruptRecord
 		}
 		p = rest
-		switch typ {
-		case opSet:
-			var v []byte
-			if v, p, ok = readBytes(p); !ok {
+		var value []byte
+		if typ == opSet {
+			if value, p, ok = readBytes(p); !ok {
 				return errCorruptRecord
 			}
-			s.kv[string(key)] = slices.Clone(v)
-		case opDelete:
-			delete(s.kv, string(key))
-		default:
-			return errCorruptRecord
 		}
+		if fn != nil {
+			fn(typ, key, value)
+		}
+	}
+	if len(p) != 0 {
+		return errCorruptRecord
 	}
 	return nil
 }
