@@ -107,7 +107,7 @@ func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
 			seed: func() ([]*storage.Operation, error) { return s.seedPebble(ctx, name) }}.open()
 	}
 	l, err := openLogOn(vfs.Or(s.fs), s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, func() ([]*storage.Operation, error) {
-		return s.readBbolt(ctx)
+		return s.readBbolt(ctx, "the log")
 	})
 	if err != nil {
 		return nil, err
@@ -138,17 +138,7 @@ func (s *sharedStorage) seedPebble(ctx context.Context, name string) ([]*storage
 		}
 	}
 	if !found {
-		path, found, err := fileStorageDatabase(s.cfg.Directory, component.KindExtension, s.id, "")
-		if err != nil || !found {
-			return nil, err
-		}
-		ops, err := s.readAll(ctx, component.KindExtension, s.id, "")
-		if err != nil {
-			return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
-		}
-		s.logger.Info("shared_storage: pebble begins with the keys of this extension's bbolt database; its file is left as it was",
-			zap.String("file", path), zap.Int("keys", len(ops)))
-		return ops, nil
+		return s.readBbolt(ctx, "pebble")
 	}
 	l, err := openLogOn(fs, s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, nil)
 	if err != nil {
@@ -169,8 +159,9 @@ func (s *sharedStorage) seedPebble(ctx context.Context, name string) ([]*storage
 }
 
 // readBbolt reads every key of this extension's bbolt database, if there
-// is one, as Set operations. The file is left as it was.
-func (s *sharedStorage) readBbolt(ctx context.Context) ([]*storage.Operation, error) {
+// is one, as Set operations, for the engine that begins with them. The
+// file is left as it was.
+func (s *sharedStorage) readBbolt(ctx context.Context, engine string) ([]*storage.Operation, error) {
 	path, found, err := fileStorageDatabase(s.cfg.Directory, component.KindExtension, s.id, "")
 	if err != nil || !found {
 		return nil, err
@@ -179,7 +170,7 @@ func (s *sharedStorage) readBbolt(ctx context.Context) ([]*storage.Operation, er
 	if err != nil {
 		return nil, fmt.Errorf("reading the bbolt database %s: %w", path, err)
 	}
-	s.logger.Info("shared_storage: the log begins with the keys of this extension's bbolt database; its file is left as it was",
+	s.logger.Info("shared_storage: "+engine+" begins with the keys of this extension's bbolt database; its file is left as it was",
 		zap.String("file", path), zap.Int("keys", len(ops)))
 	return ops, nil
 }
