@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // recover ends a schedule as its senders and a working disk would: the
@@ -150,27 +151,19 @@ func readVerdicts(file []byte) (map[pcommon.TraceID]written, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the verdict file's line %d does not read: %w", n+1, err)
 		}
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					sp := spans.At(k)
-					if sp.Name() != semconv.SpanVerdict {
-						continue
-					}
-					w := out[sp.TraceID()]
-					w.verdicts++
-					if v, ok := sp.Attributes().Get(semconv.VerdictCause); ok {
-						w.cause = v.Str()
-					}
-					if v, ok := sp.Attributes().Get(semconv.VerdictForced); ok {
-						w.forced = v.Str()
-					}
-					out[sp.TraceID()] = w
-				}
+		for _, sp := range verdict.Spans(td) {
+			if sp.Name() != semconv.SpanVerdict {
+				continue
 			}
+			w := out[sp.TraceID()]
+			w.verdicts++
+			if v, ok := sp.Attributes().Get(semconv.VerdictCause); ok {
+				w.cause = v.Str()
+			}
+			if v, ok := sp.Attributes().Get(semconv.VerdictForced); ok {
+				w.forced = v.Str()
+			}
+			out[sp.TraceID()] = w
 		}
 	}
 	return out, nil
