@@ -49,7 +49,20 @@ type Alert struct {
 	// page, percause up's relay) can find the installation's latest turn
 	// that implicated it.
 	Cause string
+	// Tally, for a movement alert, is the installation's running tally
+	// (the counter summed over its launches): the Prometheus rule's value,
+	// written into its LabelTally label. Each movement raises it, so each
+	// movement is a new alert in the same Alertmanager group, which
+	// notifies again; the alert of the tally before resolves.
+	Tally string
 }
+
+// LabelTally is the label of a movement alert that carries the
+// installation's running tally: it changes with every movement.
+const LabelTally = "percause_tally"
+
+// tallyTemplate writes the rule's value (a whole count) into LabelTally.
+const tallyTemplate = `{{ printf "%.0f" $value }}`
 
 // Labels are the rule's labels: its severity and, when it has one, its
 // cause.
@@ -61,8 +74,12 @@ func (a Alert) Labels() map[string]string {
 	return l
 }
 
-// PromExpr is the Prometheus rule's expression.
+// PromExpr is the Prometheus rule's expression. A movement alert's value
+// is its Tally, where Query says it moved.
 func (a Alert) PromExpr() string {
+	if a.Compared && a.Tally != "" {
+		return fmt.Sprintf("(%s) and on (%s) (%s)", a.Tally, lInstallation, a.Query)
+	}
 	if a.Compared {
 		return a.Query
 	}
@@ -90,6 +107,7 @@ func AlertsWithin(w string) []Alert {
 				": something starved or stalled its calls. The tally counts heals since the launch; a relaunch restarting at 0 does not fire. " +
 				"Open the Voice lane dashboard's Pool healing row and the turns around it.",
 			Query:    movedWithin(sel(mPoolResets.prom()), w, lInstallation),
+			Tally:    fmt.Sprintf("sum%s (%s)", by(lInstallation), sel(mPoolResets.prom())),
 			Op:       above,
 			Compared: true,
 			For:      "0s",
@@ -103,6 +121,7 @@ func AlertsWithin(w string) []Alert {
 				fmt.Sprintf(": a live count (players, microphone engines, audio queues, takes, byte streams, replies in flight) rose on each of the last %d turns of its launch. ", semconv.DefaultRisingTurns) +
 				"The process holds something it should have let go: force-quit the app before rebooting the phone; the State row shows what grew.",
 			Query:    movedWithin(sel(promImplicated, []matcher{eq(lCause, semconv.CauseState)}), w, lInstallation),
+			Tally:    fmt.Sprintf("sum%s (%s)", by(lInstallation), sel(promImplicated, []matcher{eq(lCause, semconv.CauseState)})),
 			Op:       above,
 			Compared: true,
 			For:      "0s",
@@ -114,7 +133,9 @@ func AlertsWithin(w string) []Alert {
 			Summary: "synthesis is slower than real time on engine launch {{ $labels." + lLaunch + " }}",
 			Description: "Over the last " + w + " the engine made takes at a mean rate below 1 audio second per second of making: " +
 				"every take needs a cushion that grows with its length, and underruns will be synthesis's.",
-			Query:     mean(mTakeRate, engineScope, w, lLaunch),
+			// By the engine's installation too (app.installation.id, when
+			// the engine sets it), so the page links the alert to it.
+			Query:     mean(mTakeRate, engineScope, w, lInstallation, lLaunch),
 			Op:        below,
 			Threshold: 1,
 			For:       "2m",
@@ -126,6 +147,7 @@ func AlertsWithin(w string) []Alert {
 			Description: "The Reconnecting verdict fired within the last " + w + ": " + reconnectingRule +
 				". Check the Pool healing row for a starved control lane before blaming the engine.",
 			Query:    movedWithin(sel(mLinkStatus.prom(), []matcher{eq(lLinkStatus, semconv.LinkStatusReconnecting)}), w, lInstallation),
+			Tally:    fmt.Sprintf("sum%s (%s)", by(lInstallation), sel(mLinkStatus.prom(), []matcher{eq(lLinkStatus, semconv.LinkStatusReconnecting)})),
 			Op:       above,
 			Compared: true,
 			For:      "0s",

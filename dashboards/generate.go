@@ -69,6 +69,7 @@ type config struct {
 	rulesPath                                 string
 	alertWindow                               string
 	webhookURL, webhookCredentialsFile        string
+	groupInterval                             string
 }
 
 // Option changes where the generated provisioning points.
@@ -114,6 +115,16 @@ func WithAlertWebhook(url, credentialsFile string) Option {
 	return func(c *config) { c.webhookURL, c.webhookCredentialsFile = url, credentialsFile }
 }
 
+// WithGroupInterval sets how long Alertmanager waits before it notifies a
+// group again when its alerts changed (DefaultGroupInterval). A movement
+// while its alert fires is a new alert in the group (LabelTally), so this
+// bounds how much later than the first a second movement is told:
+// `percause up` sets it to its scrape interval.
+func WithGroupInterval(d string) Option { return func(c *config) { c.groupInterval = d } }
+
+// DefaultGroupInterval is the committed alertmanager.yml's group_interval.
+const DefaultGroupInterval = "1m"
+
 // alertWindowPattern is a Prometheus duration of one unit, which both
 // PromQL and Grafana's relative ranges read.
 var alertWindowPattern = regexp.MustCompile(`^[1-9][0-9]*[smh]$`)
@@ -137,6 +148,7 @@ func newConfig(opts []Option) (config, error) {
 		scrapeInterval:     DefaultScrapeInterval,
 		rulesPath:          PrometheusRulesPath,
 		alertWindow:        DefaultAlertWindow,
+		groupInterval:      DefaultGroupInterval,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -150,7 +162,7 @@ func (c config) Validate() error {
 		"Prometheus URL": c.prometheusURL, "Jaeger URL": c.jaegerURL, "Alertmanager URL": c.alertmanagerURL,
 		"Alertmanager target": c.alertmanagerTarget, "verdicts scrape target": c.verdictsTarget,
 		"collector telemetry scrape target": c.telemetryTarget, "scrape interval": c.scrapeInterval,
-		"rules path": c.rulesPath,
+		"rules path": c.rulesPath, "group interval": c.groupInterval,
 	} {
 		if v == "" {
 			return fmt.Errorf("dashboards: %s is empty", name)
@@ -416,11 +428,15 @@ type promRule struct {
 func PrometheusRules(alerts []Alert) promRuleFile {
 	g := promRuleGroup{Name: "percause"}
 	for _, a := range alerts {
+		labels := a.Labels()
+		if a.Tally != "" {
+			labels[LabelTally] = tallyTemplate
+		}
 		g.Rules = append(g.Rules, promRule{
 			Alert:       a.Name,
 			Expr:        a.PromExpr(),
 			For:         a.For,
-			Labels:      a.Labels(),
+			Labels:      labels,
 			Annotations: map[string]string{"summary": a.Summary, "description": a.Description},
 		})
 	}
@@ -475,7 +491,7 @@ func (c config) alertmanagerConfig() map[string]any {
 			"receiver":        "percause",
 			"group_by":        []any{"alertname", lInstallation},
 			"group_wait":      "0s",
-			"group_interval":  "1m",
+			"group_interval":  c.groupInterval,
 			"repeat_interval": "4h",
 		},
 		"receivers": []any{receiver},

@@ -77,6 +77,12 @@ func firesWithin(w, name string, labels map[string]string) expAlert {
 
 func inst(id string) map[string]string { return map[string]string{lInstallation: id} }
 
+// tally is inst with the installation's running tally (LabelTally), which
+// a movement alert carries.
+func tally(id, n string) map[string]string {
+	return map[string]string{lInstallation: id, LabelTally: n}
+}
+
 // ruleCases: every alert firing and every case that must stay quiet, in
 // particular a relaunch restarting the pool_reset tally at 0. Samples are a
 // minute apart; "_" is no sample (the series does not exist yet or any more).
@@ -93,9 +99,25 @@ func ruleCases() []ruleTest {
 			},
 			AlertRuleTests: []alertCase{
 				{EvalTime: "5m", Alertname: AlertPoolResetMoved},
-				{EvalTime: "12m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
-				{EvalTime: "19m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+				{EvalTime: "12m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "1"))}},
+				{EvalTime: "19m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "1"))}},
 				{EvalTime: "25m", Alertname: AlertPoolResetMoved},
+			},
+		},
+		{
+			// Every movement is told: the second heal while the alert
+			// fires is a new alert (tally 2) in the same group, which
+			// Alertmanager notifies; the alert at tally 1 resolves. The
+			// window runs from the last heal (at 17m here).
+			Name: "a second heal inside the window: a new alert at the new tally replaces the first",
+			InputSeries: []series{
+				pool("l1", semconv.LaneControl, "0x10 1x5 2x25"),
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "12m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "1"))}},
+				{EvalTime: "18m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "2"))}},
+				{EvalTime: "26m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "2"))}},
+				{EvalTime: "28m", Alertname: AlertPoolResetMoved},
 			},
 		},
 		{
@@ -139,7 +161,7 @@ func ruleCases() []ruleTest {
 			},
 			AlertRuleTests: []alertCase{
 				{EvalTime: "24m", Alertname: AlertPoolResetMoved},
-				{EvalTime: "27m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+				{EvalTime: "27m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "4"))}},
 			},
 		},
 		{
@@ -150,7 +172,7 @@ func ruleCases() []ruleTest {
 			},
 			AlertRuleTests: []alertCase{
 				{EvalTime: "15m", Alertname: AlertPoolResetMoved},
-				{EvalTime: "22m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i1"))}},
+				{EvalTime: "22m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i1", "3"))}},
 				{EvalTime: "35m", Alertname: AlertPoolResetMoved},
 			},
 		},
@@ -161,7 +183,7 @@ func ruleCases() []ruleTest {
 				{Series: `pippa_pool_resets_total{app_installation_id="i2",service_instance_id="b",pippa_lane="bulk"}`, Values: "0x10 1x10 2x10"},
 			},
 			AlertRuleTests: []alertCase{
-				{EvalTime: "22m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, inst("i2"))}},
+				{EvalTime: "22m", Alertname: AlertPoolResetMoved, ExpAlerts: []expAlert{fires(AlertPoolResetMoved, tally("i2", "2"))}},
 			},
 		},
 		{
@@ -172,7 +194,7 @@ func ruleCases() []ruleTest {
 			},
 			AlertRuleTests: []alertCase{
 				{EvalTime: "10m", Alertname: AlertLiveCountGrowing},
-				{EvalTime: "17m", Alertname: AlertLiveCountGrowing, ExpAlerts: []expAlert{fires(AlertLiveCountGrowing, inst("i1"))}},
+				{EvalTime: "17m", Alertname: AlertLiveCountGrowing, ExpAlerts: []expAlert{fires(AlertLiveCountGrowing, tally("i1", "1"))}},
 				{EvalTime: "29m", Alertname: AlertLiveCountGrowing},
 			},
 		},
@@ -194,6 +216,20 @@ func ruleCases() []ruleTest {
 			},
 		},
 		{
+			// The engine's installation, when it sets one, is the alert's
+			// label: the page links the alert to that installation.
+			Name: "synthesis slower than real time names the engine's installation",
+			InputSeries: []series{
+				{Series: `pippa_tts_take_rate_sum{service_name="pippa-engine",app_installation_id="i1",service_instance_id="slow"}`, Values: "0+0.8x40"},
+				{Series: `pippa_tts_take_rate_count{service_name="pippa-engine",app_installation_id="i1",service_instance_id="slow"}`, Values: "0+1x40"},
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "20m", Alertname: AlertSynthesisTooSlow, ExpAlerts: []expAlert{
+					fires(AlertSynthesisTooSlow, map[string]string{lLaunch: "slow", lInstallation: "i1"}),
+				}},
+			},
+		},
+		{
 			Name: "Reconnecting fired (a status counter born at 1); other statuses are quiet",
 			InputSeries: []series{
 				{Series: `pippa_link_status_changes_total{app_installation_id="i1",service_instance_id="a",pippa_link_status="ok"}`, Values: "1+1x30"},
@@ -201,8 +237,8 @@ func ruleCases() []ruleTest {
 			},
 			AlertRuleTests: []alertCase{
 				{EvalTime: "5m", Alertname: AlertReconnectingFired},
-				{EvalTime: "12m", Alertname: AlertReconnectingFired, ExpAlerts: []expAlert{fires(AlertReconnectingFired, inst("i1"))}},
-				{EvalTime: "25m", Alertname: AlertReconnectingFired, ExpAlerts: []expAlert{fires(AlertReconnectingFired, inst("i1"))}},
+				{EvalTime: "12m", Alertname: AlertReconnectingFired, ExpAlerts: []expAlert{fires(AlertReconnectingFired, tally("i1", "1"))}},
+				{EvalTime: "25m", Alertname: AlertReconnectingFired, ExpAlerts: []expAlert{fires(AlertReconnectingFired, tally("i1", "2"))}},
 				{EvalTime: "33m", Alertname: AlertReconnectingFired},
 			},
 		},
