@@ -33,6 +33,7 @@ type amAlert struct {
 // amPayload is Alertmanager's webhook payload: one alert group.
 type amPayload struct {
 	Version  string    `json:"version"`
+	GroupKey string    `json:"groupKey"`
 	Status   string    `json:"status"`
 	Receiver string    `json:"receiver"`
 	Alerts   []amAlert `json:"alerts"`
@@ -182,6 +183,45 @@ type message struct {
 	TurnID, TurnURL                       string
 	TallyBefore, TallyAfter               *int64
 	StartsAt, EndsAt                      time.Time
+
+	// SequenceID makes the target update one notification in place
+	// (ntfy's X-Sequence-ID, v2.16 and later): every message of an alert
+	// group carries the same.
+	SequenceID string
+	// Again counts the movements told since the first of the episode
+	// (0: this is the first); Moves and Span are what the installation
+	// moved over the episode, and over how long.
+	Again int
+	Moves int64
+	Span  time.Duration
+	// Delay, when set, asks the target to deliver the message that much
+	// later (ntfy's X-Delay); a later message with the same SequenceID
+	// replaces it before then (the heartbeat).
+	Delay time.Duration
+	// Actions are ntfy's action buttons (the mute).
+	Actions []action
+}
+
+// action is one of ntfy's action buttons: an HTTP request the phone makes
+// when it is tapped.
+type action struct {
+	Action string `json:"action"`
+	Label  string `json:"label"`
+	URL    string `json:"url"`
+	Method string `json:"method,omitempty"`
+	Clear  bool   `json:"clear,omitempty"`
+}
+
+// header is the action in ntfy's Actions header form.
+func (a action) header() string {
+	h := fmt.Sprintf("%s, %s, %s", a.Action, a.Label, a.URL)
+	if a.Method != "" {
+		h += ", method=" + a.Method
+	}
+	if a.Clear {
+		h += ", clear=true"
+	}
+	return h
 }
 
 // messageContext is what compose needs besides the alert.
@@ -191,6 +231,20 @@ type messageContext struct {
 	loc     *time.Location
 	// waited is set when a firing alert's turn was looked for and not found.
 	waited bool
+	// again, moves and span: see message.
+	again int
+	moves int64
+	span  time.Duration
+	unit  string // what moves counts: "heals", "turns", "movements"
+}
+
+// spanText is a span as a person reads it: seconds under a minute, then
+// whole minutes rounded up.
+func spanText(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+	}
+	return fmt.Sprintf("%d min", int((d+time.Minute-1)/time.Minute))
 }
 
 // compose writes the notification for one alert and the turn it names
@@ -234,6 +288,13 @@ func compose(a amAlert, turn *Turn, mc messageContext) message {
 		default:
 			reading = clauseOf(turn.Evidence, causeOf()[name])
 		}
+		if mc.again > 0 && a.Status == statusFiring {
+			reading = strings.Replace(reading, " moved ", " moved again: ", 1)
+			if !strings.Contains(reading, "moved again") {
+				reading = "again: " + reading
+			}
+			reading += fmt.Sprintf(", %d %s in %s", mc.moves, mc.unit, spanText(mc.span))
+		}
 		line := fmt.Sprintf("%s on installation %s: %s.", reading, m.Installation, on)
 		if a.Status == statusResolved {
 			line = "The last movement: " + line
@@ -241,6 +302,9 @@ func compose(a amAlert, turn *Turn, mc messageContext) message {
 		lines = append(lines, line)
 	} else {
 		line := summary + "."
+		if mc.again > 0 && a.Status == statusFiring {
+			line = fmt.Sprintf("%s again: %d %s in %s.", summary, mc.moves, mc.unit, spanText(mc.span))
+		}
 		if mc.waited {
 			line += " The verdict of the turn that moved has not arrived yet: the page lists the latest turns."
 		}
@@ -254,6 +318,13 @@ func compose(a amAlert, turn *Turn, mc messageContext) message {
 		}
 		lines = append(lines, line)
 		m.Title = summary
+		if mc.again > 0 {
+			m.Title = fmt.Sprintf("%s (again: %d %s in %s)", summary, mc.moves, mc.unit, spanText(mc.span))
+			m.Again, m.Moves, m.Span = mc.again, mc.moves, mc.span
+		}
+		// The priority follows the cause, through the rule's severity:
+		// the pool and Reconnecting page (4), a growing live count and
+		// slow synthesis warn (3).
 		m.Priority, m.Tags = 3, []string{"warning", "percause"}
 		if m.Severity == "page" {
 			m.Priority, m.Tags = 4, []string{"rotating_light", "percause"}
@@ -316,14 +387,27 @@ type jsonMessage struct {
 	TallyAfter   *int64   `json:"tally_after,omitempty"`
 	StartsAt     string   `json:"starts_at"`
 	EndsAt       string   `json:"ends_at,omitempty"`
+	// ntfy's JSON publishing fields.
+	SequenceID string   `json:"sequence_id,omitempty"`
+	Delay      string   `json:"delay,omitempty"`
+	Actions    []action `json:"actions,omitempty"`
+	Again      int      `json:"again,omitempty"`
+	Moves      int64    `json:"moves,omitempty"`
 }
+
+// delayText is a delay as ntfy's X-Delay reads it: whole seconds ("600s").
+func delayText(d time.Duration) string { return fmt.Sprintf("%ds", int((d+time.Second-1)/time.Second)) }
 
 func (m message) json() ([]byte, error) {
 	j := jsonMessage{
 		Title: m.Title, Message: m.Body, Priority: m.Priority, Tags: m.Tags, Click: m.Click,
 		Alert: m.Alert, Status: m.Status, Severity: m.Severity, Installation: m.Installation,
 		Turn: m.TurnID, TurnURL: m.TurnURL, TallyBefore: m.TallyBefore, TallyAfter: m.TallyAfter,
-		StartsAt: m.StartsAt.UTC().Format(time.RFC3339),
+		StartsAt:   m.StartsAt.UTC().Format(time.RFC3339),
+		SequenceID: m.SequenceID, Actions: m.Actions, Again: m.Again, Moves: m.Moves,
+	}
+	if m.Delay > 0 {
+		j.Delay = delayText(m.Delay)
 	}
 	if !m.EndsAt.IsZero() {
 		j.EndsAt = m.EndsAt.UTC().Format(time.RFC3339)

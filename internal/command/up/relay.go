@@ -3,7 +3,9 @@ package up
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -17,6 +19,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/instr/semconv"
 )
 
 // RelayPath is where Alertmanager posts to the relay.
@@ -64,6 +69,12 @@ type relay struct {
 	badSeen  map[uint64]bool
 	badOrder []uint64
 
+	// episodes are the movement alerts told firing and not yet resolved,
+	// by sequence ID: a new alert of the same group (a higher tally) is
+	// a movement told again.
+	episodes     map[string]*episode
+	episodeOrder []string
+
 	received, sent, failed, refused atomic.Int64
 }
 
@@ -76,7 +87,71 @@ func newRelay(c Config, token string, out io.Writer) *relay {
 		client: &http.Client{Timeout: DefaultNotifyTimeout},
 		loc:    time.Local, now: time.Now, out: out, seen: map[string]bool{},
 		badSeed: maphash.MakeSeed(), badSeen: map[uint64]bool{},
+		episodes: map[string]*episode{},
 	}
+}
+
+// episode is one movement alert from its first firing to its resolution:
+// the tallies and the turn last told.
+type episode struct {
+	start      time.Time
+	firstTally int64
+	lastTally  string
+	lastTurn   string
+	told       int
+}
+
+// sequenceID is the one notification an alert updates in place: made from
+// Alertmanager's group key and the alert's labels but its tally (so every
+// movement of a group updates the same notification), hashed into what
+// ntfy takes as a sequence ID (letters, digits and dashes, at most 64),
+// whatever the labels hold.
+func sequenceID(groupKey string, a amAlert) string {
+	names := make([]string, 0, len(a.Labels))
+	for k := range a.Labels {
+		if k != dashboards.LabelTally {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	h.Write([]byte(groupKey))
+	for _, k := range names {
+		fmt.Fprintf(h, "\x00%s\x00%s", k, a.Labels[k])
+	}
+	return "percause-" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// tallyOf is an alert's running tally (dashboards.LabelTally), or -1.
+func tallyOf(a amAlert) int64 {
+	n, err := strconv.ParseInt(a.Labels[dashboards.LabelTally], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func (r *relay) episode(id string) *episode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.episodes[id]
+}
+
+func (r *relay) setEpisode(id string, e *episode) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e == nil {
+		delete(r.episodes, id)
+		return
+	}
+	if _, ok := r.episodes[id]; !ok {
+		r.episodeOrder = append(r.episodeOrder, id)
+		for len(r.episodeOrder) > relayMemory {
+			delete(r.episodes, r.episodeOrder[0])
+			r.episodeOrder = r.episodeOrder[1:]
+		}
+	}
+	r.episodes[id] = e
 }
 
 func (r *relay) logf(format string, args ...any) {
@@ -118,9 +193,23 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.received.Add(1)
+	// One notification per alert of the group, updated in place: a
+	// resolved alert whose group fires again at a new tally (a movement
+	// while it fired) is not told; the newest firing alert is.
+	newest := map[string]amAlert{}
+	for _, a := range p.Alerts {
+		id := sequenceID(p.GroupKey, a)
+		if n, ok := newest[id]; !ok || supersedes(a, n) {
+			newest[id] = a
+		}
+	}
 	var errs []error
 	for _, a := range p.Alerts {
-		if err := r.notify(req.Context(), a); err != nil {
+		id := sequenceID(p.GroupKey, a)
+		if n := newest[id]; n.Fingerprint != a.Fingerprint || !n.StartsAt.Equal(a.StartsAt) || n.Status != a.Status {
+			continue
+		}
+		if err := r.notify(req.Context(), a, id); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -131,6 +220,20 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// supersedes reports whether a is told rather than n, of one
+// notification: a firing alert before a resolved one, the latest to start
+// of those firing, the latest to end of those resolved.
+func supersedes(a, n amAlert) bool {
+	switch {
+	case a.Status != n.Status:
+		return a.Status == statusFiring
+	case a.Status == statusFiring:
+		return a.StartsAt.After(n.StartsAt)
+	default:
+		return a.EndsAt.After(n.EndsAt)
+	}
 }
 
 func alertKey(a amAlert) string {
@@ -177,7 +280,7 @@ func (r *relay) firstBad(v string) bool {
 // notify sends one alert, unless it was sent already. A label value that
 // is not printable does not stop it: the notification names badLabel in
 // its place (see cleanLabels), and the log the value, once.
-func (r *relay) notify(ctx context.Context, a amAlert) error {
+func (r *relay) notify(ctx context.Context, a amAlert, id string) error {
 	key := alertKey(a)
 	if r.wasSent(key) {
 		return nil
@@ -200,7 +303,29 @@ func (r *relay) notify(ctx context.Context, a amAlert) error {
 	if _, ok := bad[labelInstallation]; !ok {
 		turn, waited = r.turnOf(ctx, a) // an installation not printable has no turn to find
 	}
-	m := compose(a, turn, messageContext{pageURL: r.pageURL, window: r.window, loc: r.loc, waited: waited})
+	mc := messageContext{pageURL: r.pageURL, window: r.window, loc: r.loc, waited: waited}
+	ep := r.episode(id)
+	tally := tallyOf(a)
+	if a.Status == statusFiring && tally >= 0 {
+		if ep == nil {
+			ep = &episode{start: a.StartsAt, firstTally: tally}
+		} else if a.Labels[dashboards.LabelTally] != ep.lastTally {
+			if turn != nil && turn.TraceID == ep.lastTurn {
+				// The tally changed with no new turn (a launch's series
+				// gone from the collector): no movement to tell.
+				r.markSent(key)
+				r.logf("%s on installation %s: tally %s, no turn since the one told (%s): not told again",
+					a.Labels[labelAlertname], a.Labels[labelInstallation], a.Labels[dashboards.LabelTally], ep.lastTurn)
+				ep.lastTally = a.Labels[dashboards.LabelTally]
+				r.setEpisode(id, ep)
+				return nil
+			}
+			mc.again = ep.told
+			mc.moves, mc.span, mc.unit = r.movedOver(ctx, a, ep, tally)
+		}
+	}
+	m := compose(a, turn, mc)
+	m.SequenceID = id
 	start := r.now()
 	err := r.post(ctx, m)
 	what := fmt.Sprintf("%s %s", m.Alert, m.Status)
@@ -217,9 +342,43 @@ func (r *relay) notify(ctx context.Context, a amAlert) error {
 	}
 	r.markSent(key)
 	r.sent.Add(1)
+	switch {
+	case a.Status == statusFiring && ep != nil:
+		ep.told++
+		ep.lastTally = a.Labels[dashboards.LabelTally]
+		ep.lastTurn = m.TurnID
+		r.setEpisode(id, ep)
+	case a.Status == statusResolved:
+		r.setEpisode(id, nil)
+	}
+	if m.Again > 0 {
+		what += fmt.Sprintf(", moved again (%d %s in %s)", m.Moves, mc.unit, spanText(m.Span))
+	}
 	r.logf("notified %s (alert started %s; %.1f s finding the turn, %.2f s posting)", what,
 		a.StartsAt.In(r.loc).Format("15:04:05.000"), start.Sub(arrived).Seconds(), r.now().Sub(start).Seconds())
 	return nil
+}
+
+// movedOver is how much the alert's installation moved over the episode:
+// from the verdict file's turns of its cause when it has one (the heals,
+// or the turns), else from the tallies of its alerts.
+func (r *relay) movedOver(ctx context.Context, a amAlert, ep *episode, tally int64) (int64, time.Duration, string) {
+	_ = ctx
+	cause, inst := causeOf()[a.Labels[labelAlertname]], a.Labels[labelInstallation]
+	if cause != "" && inst != "" {
+		turns, err := findTurns(r.verdictFile, inst, cause, ep.start.Add(-r.lookBack))
+		if err != nil {
+			r.logf("reading %s: %v", r.verdictFile, err)
+		}
+		if len(turns) > 1 {
+			unit := "turns"
+			if cause == semconv.CausePool {
+				unit = "heals"
+			}
+			return movements(turns, cause), turns[len(turns)-1].Ended.Sub(turns[0].Ended), unit
+		}
+	}
+	return max(tally-ep.firstTally+1, 2), a.StartsAt.Sub(ep.start), "movements"
 }
 
 // turnOf finds the turn an alert names. For a firing alert it waits up to
@@ -272,7 +431,22 @@ func (r *relay) post(ctx context.Context, m message) error {
 		header.Set("Title", mime.BEncoding.Encode("UTF-8", m.Title))
 		header.Set("Priority", strconv.Itoa(m.Priority))
 		header.Set("Tags", strings.Join(m.Tags, ","))
-		header.Set("Click", m.Click)
+		if m.Click != "" {
+			header.Set("Click", m.Click)
+		}
+		if m.SequenceID != "" {
+			header.Set("X-Sequence-ID", m.SequenceID)
+		}
+		if m.Delay > 0 {
+			header.Set("X-Delay", delayText(m.Delay))
+		}
+		if len(m.Actions) > 0 {
+			var hs []string
+			for _, a := range m.Actions {
+				hs = append(hs, a.header())
+			}
+			header.Set("Actions", strings.Join(hs, "; "))
+		}
 	}
 	// The same facts for a webhook that reads headers rather than text.
 	header.Set("X-Percause-Alert", m.Alert)

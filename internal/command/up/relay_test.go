@@ -115,8 +115,92 @@ func alertOf(name, status string, labels map[string]string, startsAt time.Time) 
 }
 
 func payloadOf(alerts ...amAlert) []byte {
-	b, _ := json.Marshal(amPayload{Version: "4", Status: alerts[0].Status, Receiver: "percause", Alerts: alerts})
+	l := alerts[0].Labels
+	key := fmt.Sprintf("{}:{alertname=%q, app_installation_id=%q}", l[labelAlertname], l[labelInstallation])
+	b, _ := json.Marshal(amPayload{Version: "4", GroupKey: key, Status: alerts[0].Status, Receiver: "percause", Alerts: alerts})
 	return b
+}
+
+// withTally is the alert at a running tally (a new alert of its group:
+// its own fingerprint and start).
+func withTally(a amAlert, n int, startsAt time.Time) amAlert {
+	l := map[string]string{}
+	for k, v := range a.Labels {
+		l[k] = v
+	}
+	l[dashboards.LabelTally] = fmt.Sprint(n)
+	a.Labels, a.StartsAt = l, startsAt
+	a.Fingerprint = fmt.Sprintf("%s-%d", a.Fingerprint, n)
+	return a
+}
+
+// resolvedAt is the alert resolved at end.
+func resolvedAt(a amAlert, end time.Time) amAlert {
+	a.Status, a.EndsAt = statusResolved, end
+	return a
+}
+
+// TestRelayTellsEveryMovementInPlace: a second movement while the alert
+// fires comes as Alertmanager sends it (the alert at the old tally
+// resolved, a new one firing at the new tally, in one post of the group):
+// it is told, as a movement again with the count and the span, and the
+// three messages of the episode (firing, moved again, resolved) carry one
+// sequence ID, so the phone shows one notification updated in place. A
+// tally that changed with no new turn is not told again.
+func TestRelayTellsEveryMovementInPlace(t *testing.T) {
+	t0 := poolTurnEnded.Add(8 * time.Second)
+	for _, format := range []string{FormatNtfy, FormatJSON} {
+		tg := newTarget(t)
+		r, log := newTestRelay(t, tg.URL, format, verdictsFile)
+		base := alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: "e2e-nobody"}, t0)
+		first, second := withTally(base, 1, t0), withTally(base, 2, t0.Add(40*time.Second))
+		for i, body := range [][]byte{
+			payloadOf(first),
+			payloadOf(resolvedAt(first, second.StartsAt), second),
+			payloadOf(resolvedAt(second, second.StartsAt.Add(10*time.Minute))),
+		} {
+			if w := send(t, r, testToken, body); w.Code != http.StatusOK {
+				t.Fatalf("post %d: %d %s", i, w.Code, w.Body)
+			}
+		}
+		got := tg.received()
+		if len(got) != 3 {
+			t.Fatalf("%s: %d posts for firing, moved again and resolved, want 3\n%s", format, len(got), log)
+		}
+		ids := map[string]bool{}
+		for _, p := range got {
+			id := p.header.Get("X-Sequence-ID")
+			if format == FormatJSON {
+				var j jsonMessage
+				if err := json.Unmarshal(p.body, &j); err != nil {
+					t.Fatal(err)
+				}
+				id = j.SequenceID
+			}
+			ids[id] = true
+		}
+		if len(ids) != 1 || ids[""] {
+			t.Errorf("%s: sequence IDs %v, want one for the group", format, ids)
+		}
+		if st := got[1].header.Get("X-Percause-Status"); st != statusFiring || !bytes.Contains(got[1].body, []byte("again: 2 movements in 40 s")) {
+			t.Errorf("%s: the second movement is not told as one:\n%s", format, render(got[1]))
+		}
+		if got[2].header.Get("X-Percause-Status") != statusResolved {
+			t.Errorf("%s: the third post:\n%s", format, render(got[2]))
+		}
+	}
+
+	// The pool installation's one pool turn: a tally that changes without
+	// a new turn is no movement.
+	tg := newTarget(t)
+	r, log := newTestRelay(t, tg.URL, FormatNtfy, verdictsFile)
+	base := alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: poolInstallation}, t0)
+	first, second := withTally(base, 2, t0), withTally(base, 1, t0.Add(time.Minute))
+	send(t, r, testToken, payloadOf(first))
+	send(t, r, testToken, payloadOf(resolvedAt(first, second.StartsAt), second))
+	if got := tg.received(); len(got) != 1 || !strings.Contains(log.String(), "not told again") {
+		t.Errorf("a tally changed without a turn: %d posts\n%s", len(got), log)
+	}
 }
 
 func send(t *testing.T, r *relay, token string, body []byte) *httptest.ResponseRecorder {

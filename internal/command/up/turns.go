@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/verdict"
 )
 
@@ -44,31 +45,59 @@ type Turn struct {
 // scan of the whole file (100 MB before it rotates) takes a fraction of a
 // second. A file that does not exist yet has no turn.
 func findTurn(path, installation, cause string, since time.Time) (Turn, bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Turn{}, false, nil
-	}
-	if err != nil {
+	all, err := findTurns(path, installation, cause, since)
+	if len(all) == 0 {
 		return Turn{}, false, err
 	}
+	return all[len(all)-1], true, err
+}
+
+// findTurns is every turn findTurn considers, by the time each ended (the
+// latest last), each trace once.
+func findTurns(path, installation, cause string, since time.Time) ([]Turn, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	var best Turn
-	found := false
+	var out []Turn
+	seen := map[string]bool{}
 	needle := []byte(`"` + installation + `"`)
 	err = eachLine(f, func(line []byte) {
 		if !bytes.Contains(line, needle) {
 			return
 		}
 		for _, t := range turnsOf(line) {
-			if t.Installation != installation || t.Ended.Before(since) || !slices.Contains(t.Causes, cause) {
+			if t.Installation != installation || t.Ended.Before(since) || !slices.Contains(t.Causes, cause) || seen[t.TraceID] {
 				continue
 			}
-			if !found || t.Ended.After(best.Ended) {
-				best, found = t, true
-			}
+			seen[t.TraceID] = true
+			out = append(out, t)
 		}
 	})
-	return best, found, err
+	slices.SortStableFunc(out, func(a, b Turn) int { return a.Ended.Compare(b.Ended) })
+	return out, err
+}
+
+// movements is how much a cause moved over turns: for the pool, the heals
+// (each turn's tally after less before; a launch's first turn its tally);
+// for any other cause, the turns.
+func movements(turns []Turn, cause string) int64 {
+	var n int64
+	for _, t := range turns {
+		switch {
+		case cause == semconv.CausePool && t.HasPool && t.HasPoolBefore:
+			n += max(t.PoolAfter-t.PoolBefore, 0)
+		case cause == semconv.CausePool && t.HasPool:
+			n += t.PoolAfter
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // eachLine calls fn with each whole line of r, skipping lines longer than
