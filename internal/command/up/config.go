@@ -41,6 +41,14 @@ const (
 	// EnvScrapeInterval is how often Prometheus scrapes the collector and
 	// evaluates the rules.
 	EnvScrapeInterval = "PERCAUSE_SCRAPE_INTERVAL"
+	// EnvHeartbeat is the bound within which the phone is told that `up`
+	// went silent (DefaultHeartbeat; "off" for none). The ntfy format
+	// beats by default, the json format only when it is set.
+	EnvHeartbeat = "PERCAUSE_HEARTBEAT"
+	// EnvRestartLimit is how many restarts of one child RestartWindow
+	// allows before `up` gives up (DefaultRestartLimit; 0: a child that
+	// dies stops everything).
+	EnvRestartLimit = "PERCAUSE_RESTART_LIMIT"
 	// EnvAlertmanagerURL is the collector's setting for the Alertmanager
 	// whose firing alerts its page shows; `up` sets it to its own.
 	EnvAlertmanagerURL = "PERCAUSE_ALERTMANAGER_URL"
@@ -99,6 +107,10 @@ type Config struct {
 	PageURL                              string
 	AlertWindow                          string
 	ScrapeInterval                       time.Duration
+	// Heartbeat is the silence bound (0: no heartbeat); RestartLimit the
+	// restarts allowed of one child inside RestartWindow.
+	Heartbeat    time.Duration
+	RestartLimit int
 
 	// Env is the environment every child starts with (the caller's own);
 	// the collector gets the data folder, the verdict file and
@@ -163,6 +175,25 @@ func FromEnv(getenv func(string) string, wd string) (Config, error) {
 		ScrapeInterval:       DefaultScrapeInterval,
 	}
 	c.PageURL = orDefault(EnvPageURL, "http://"+c.Collector.Page+"/")
+	c.RestartLimit = DefaultRestartLimit
+	if v := getenv(EnvRestartLimit); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("%s=%q: want a whole number, 0 or more", EnvRestartLimit, v)
+		}
+		c.RestartLimit = n
+	}
+	switch v := getenv(EnvHeartbeat); {
+	case v == "off" || v == "0":
+	case v != "":
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("%s=%q: %w", EnvHeartbeat, v, err)
+		}
+		c.Heartbeat = d
+	case c.NotifyFormat == FormatNtfy:
+		c.Heartbeat = DefaultHeartbeat
+	}
 	if v := getenv(EnvScrapeInterval); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -221,6 +252,9 @@ func (c Config) Validate() error {
 	}
 	if err := dashboards.CheckAlertWindow(c.AlertWindow); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvAlertWindow, err))
+	}
+	if c.Heartbeat != 0 && c.Heartbeat < MinHeartbeat {
+		errs = append(errs, fmt.Errorf("%s: at least %s (ntfy delays a message by 10 s or more), or off; got %s", EnvHeartbeat, MinHeartbeat, c.Heartbeat))
 	}
 	if c.ScrapeInterval < time.Second || c.ScrapeInterval%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("%s: want whole seconds, at least 1s, got %s", EnvScrapeInterval, c.ScrapeInterval))

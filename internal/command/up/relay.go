@@ -75,7 +75,7 @@ type relay struct {
 	episodes     map[string]*episode
 	episodeOrder []string
 
-	received, sent, failed, refused atomic.Int64
+	received, sent, failed, refused, beats atomic.Int64
 }
 
 func newRelay(c Config, token string, out io.Writer) *relay {

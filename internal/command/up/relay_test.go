@@ -220,7 +220,8 @@ func render(p post) []byte {
 	var b bytes.Buffer
 	var keys []string
 	for k := range p.header {
-		if k == "Title" || k == "Priority" || k == "Tags" || k == "Click" || k == "Content-Type" || strings.HasPrefix(k, "X-Percause-") || k == "Authorization" {
+		if k == "Title" || k == "Priority" || k == "Tags" || k == "Click" || k == "Content-Type" || strings.HasPrefix(k, "X-Percause-") || k == "Authorization" ||
+			k == "X-Sequence-Id" || k == "X-Delay" || k == "Actions" {
 			keys = append(keys, k)
 		}
 	}

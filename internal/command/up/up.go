@@ -77,6 +77,8 @@ func WriteConfigs(c Config, p Paths, relayURL, tokenFile string) error {
 		dashboards.WithRulesPath(p.Rules),
 		dashboards.WithAlertWindow(c.AlertWindow),
 		dashboards.WithAlertWebhook(relayURL, tokenFile),
+		// A movement while its alert fires is told one interval later at most.
+		dashboards.WithGroupInterval(fmt.Sprintf("%ds", int(c.ScrapeInterval/time.Second))),
 	)
 	if err != nil {
 		return err
@@ -185,8 +187,8 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 		if srv.Shutdown(sctx) != nil {
 			_ = srv.Close()
 		}
-		fmt.Fprintf(out, "stopped the relay: %d posts from Alertmanager, %d notifications sent, %d failed, %d posts refused\n",
-			rl.received.Load(), rl.sent.Load(), rl.failed.Load(), rl.refused.Load())
+		fmt.Fprintf(out, "stopped the relay: %d posts from Alertmanager, %d notifications sent (%d of them heartbeats), %d failed, %d posts refused\n",
+			rl.received.Load(), rl.sent.Load(), rl.beats.Load(), rl.failed.Load(), rl.refused.Load())
 	}
 	// In order: Prometheus, Alertmanager, the relay, the collector.
 	stop := func() {
@@ -213,11 +215,12 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 		collectorconfig.EnvVerdictFile+"="+c.VerdictFile,
 		EnvAlertmanagerURL+"=http://"+c.AlertmanagerEndpoint,
 	)
-	steps := []struct {
+	type step struct {
 		name, bin string
 		args, env []string
 		ready     string
-	}{
+	}
+	steps := []step{
 		{nameCollector, c.Self, []string{"collector"}, collectorEnv, "http://" + c.Collector.Health + "/"},
 		{nameAlertmanager, c.Alertmanager, []string{
 			"--config.file=" + p.AlertmanagerConfig,
@@ -250,25 +253,114 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 	}
 	printWhere(out, c, p, started)
 
-	died := make(chan *child, len(started))
-	for _, ch := range started {
+	died := make(chan int, len(started))
+	watch := func(i int, ch *child) {
 		go func() {
 			<-ch.done
 			select {
 			case <-ch.stopping:
 			default:
-				died <- ch
+				died <- i
 			}
 		}()
 	}
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(out, "stopping, in order: prometheus, alertmanager, the relay, the collector")
-		stop()
-		return nil
-	case ch := <-died:
-		return fmt.Errorf("%s (pid %d) exited (%v); the others are stopped. The end of %s:\n%s",
-			ch.name, ch.pid(), ch.err, ch.log, indent(ch.logTail(15)))
+	for i, ch := range started {
+		watch(i, ch)
+	}
+	beatCtx, stopBeat := context.WithCancel(context.Background())
+	defer stopBeat()
+	if rl != nil && c.Heartbeat > 0 {
+		ready := make([]string, len(steps))
+		for i, s := range steps {
+			ready[i] = s.ready
+		}
+		go rl.heartbeat(beatCtx, c, func() error { return answers(ready...) })
+	}
+	// tellUp posts one of up's own messages, when there is a target.
+	tellUp := func(m message) {
+		if rl == nil {
+			return
+		}
+		tctx, cancel := context.WithTimeout(context.Background(), DefaultNotifyTimeout)
+		defer cancel()
+		rl.tell(tctx, m)
+	}
+	name := host()
+	stopped := func(why string) {
+		stopBeat()
+		tellUp(message{Status: "stopped", SequenceID: upSequence(c, "heartbeat"), Priority: 3, Tags: []string{"stop_sign", "percause"},
+			Title: fmt.Sprintf("percause up on %s stopped", name),
+			Body:  fmt.Sprintf("percause up on %s stopped at %s: %s. No alert from it reaches you until it starts again.", name, time.Now().In(time.Local).Format("15:04:05 MST"), why)})
+	}
+	dead := make([]deaths, len(started))
+	restarts := 0
+	for {
+		var i int
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out, "stopping, in order: prometheus, alertmanager, the relay, the collector")
+			stopBeat()
+			stopped("asked to stop")
+			stop()
+			return nil
+		case i = <-died:
+		}
+		ch, s := started[i], steps[i]
+		diedAt := time.Now()
+		n := dead[i].add(diedAt)
+		if n > c.RestartLimit {
+			err := fmt.Errorf("%s (pid %d) exited (%v); the others are stopped: it died %d times within %s, more than the %d restarts allowed (%s). The end of %s:\n%s",
+				ch.name, ch.pid(), ch.err, n, RestartWindow, c.RestartLimit, EnvRestartLimit, ch.log, indent(ch.logTail(15)))
+			fmt.Fprintf(out, "gave up on %s: it died %d times within %s\n", ch.name, n, RestartWindow)
+			stopBeat()
+			tellUp(message{Status: "gave-up", SequenceID: upSequence(c, "heartbeat"), Priority: 5, Tags: []string{"skull", "percause"},
+				Title: fmt.Sprintf("percause up on %s gave up: %s keeps dying", name, ch.name),
+				Body: fmt.Sprintf("%s died %d times within %s (last: %v) and percause up stopped everything at %s, after %d restarts in all. No alert from %s reaches you until someone starts it again; its log: %s.",
+					ch.name, n, RestartWindow, ch.err, time.Now().In(time.Local).Format("15:04:05 MST"), restarts, name, ch.log)})
+			return err
+		}
+		pause := restartPause(n)
+		fmt.Fprintf(out, "%s (pid %d) exited (%v); restarting it in %s (death %d within %s; up gives up after %d)\n",
+			ch.name, ch.pid(), ch.err, pause, n, RestartWindow, c.RestartLimit+1)
+		select {
+		case <-ctx.Done():
+			stopped("asked to stop")
+			stop()
+			return nil
+		case <-time.After(pause):
+		}
+		nc, err := startChild(s.name, s.bin, s.args, s.env, p.logOf(s.name))
+		if err != nil {
+			return err
+		}
+		started[i] = nc
+		if err := nc.waitReady(ctx, s.ready, DefaultStartTimeout); err != nil {
+			if ctx.Err() != nil {
+				stopped("asked to stop")
+				stop()
+				return nil
+			}
+			fmt.Fprintf(out, "%s did not come back: %v\n", s.name, err)
+			if !nc.exited() {
+				nc.stop(DefaultStopTimeout)
+			}
+			died <- i // counted as another death
+			continue
+		}
+		watch(i, nc)
+		restarts++
+		took := time.Since(diedAt)
+		fmt.Fprintf(out, "restarted %s (pid %d) %.1f s after it exited: restart %d in all, %d of %d within %s\n",
+			s.name, nc.pid(), took.Seconds(), restarts, n, c.RestartLimit, RestartWindow)
+		prio := 3
+		if n > 1 {
+			prio = 4
+		}
+		tellUp(message{Status: "restarted", SequenceID: upSequence(c, s.name), Priority: prio, Tags: []string{"recycle", "percause"},
+			Title: fmt.Sprintf("%s died on %s and was restarted (%d of %d within %s)", s.name, name, n, c.RestartLimit, RestartWindow),
+			Body: fmt.Sprintf("%s (pid %d) exited (%v) at %s; percause up started it again (pid %d) %.1f s later. After %d deaths within %s it gives up and tells you. Its log: %s.",
+				s.name, ch.pid(), ch.err, diedAt.In(time.Local).Format("15:04:05 MST"), nc.pid(), took.Seconds(), c.RestartLimit+1, RestartWindow, nc.log),
+			Click: c.PageURL})
 	}
 }
 
@@ -290,6 +382,15 @@ func printWhere(w io.Writer, c Config, p Paths, started []*child) {
 		fmt.Fprintf(w, "  notifications  to %s (%s, %s format): each firing and each resolved alert\n", redact(c.NotifyURL), EnvNotifyURL, c.NotifyFormat)
 	} else {
 		fmt.Fprintf(w, "  notifications  none: %s is unset, so alerts show only in Alertmanager (http://%s/) and on the verdict page\n", EnvNotifyURL, c.AlertmanagerEndpoint)
+	}
+	fmt.Fprintf(w, "  restarts       a child that dies is started again (pauses of 1 s doubling to 30 s); after %d restarts of one within %s up stops and says so (%s)\n",
+		c.RestartLimit, RestartWindow, EnvRestartLimit)
+	switch {
+	case c.NotifyURL != "" && c.Heartbeat > 0:
+		fmt.Fprintf(w, "  heartbeat      every %s a message scheduled %s ahead replaces the last: if this machine or up goes silent, the phone is told within %s (%s)\n",
+			max(c.Heartbeat/2, time.Second), c.Heartbeat, c.Heartbeat, EnvHeartbeat)
+	case c.NotifyURL != "":
+		fmt.Fprintf(w, "  heartbeat      off (%s): a silent machine is not told\n", EnvHeartbeat)
 	}
 	fmt.Fprintf(w, "  data folder    %s\n", c.DataDir)
 	fmt.Fprintf(w, "  configs        %s, %s, %s (written at every start)\n", p.PrometheusConfig, p.Rules, p.AlertmanagerConfig)
