@@ -107,6 +107,22 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// running reports whether a process with this pid runs: alive and not a
+// zombie (an orphan whose parent does not reap it).
+func running(pid int) bool {
+	if !alive(pid) {
+		return false
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) {
+		return st[i+2] != 'Z'
+	}
+	return true
+}
+
 // waitExit waits for up to end and returns its exit code.
 func (u *upRun) waitExit(t *testing.T) int {
 	t.Helper()
@@ -227,16 +243,17 @@ func TestUpStopsAllThreeInOrder(t *testing.T) {
 	}
 }
 
-// TestUpStopsTheOthersWhenOneDies: Prometheus killed under `percause up`
-// is reported with its pid, Alertmanager and the collector are stopped,
-// and up exits 1.
+// TestUpStopsTheOthersWhenOneDies: with no restart allowed
+// (PERCAUSE_RESTART_LIMIT=0), Prometheus killed under `percause up` is
+// reported with its pid, Alertmanager and the collector are stopped, and
+// up exits 1.
 func TestUpStopsTheOthersWhenOneDies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts percause up")
 	}
 	testenv.RequirePrometheus(t)
 	testenv.RequireAlertmanager(t)
-	u := startUp(t, nil)
+	u := startUp(t, map[string]string{"PERCAUSE_RESTART_LIMIT": "0"})
 	victim := u.pids["prometheus"]
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 		t.Fatalf("the fault: killing Prometheus (pid %d): %v", victim, err)
@@ -265,7 +282,8 @@ func TestDemoSaysHowToGetAlerts(t *testing.T) {
 	}
 }
 
-// notification is one post the receiver got.
+// notification is one message the receiver delivered (at: when it
+// delivered it, which for a scheduled message is its delay after the post).
 type notification struct {
 	at     time.Time
 	header http.Header
@@ -275,24 +293,80 @@ type notification struct {
 func (n notification) alert() string        { return n.header.Get("X-Percause-Alert") }
 func (n notification) status() string       { return n.header.Get("X-Percause-Status") }
 func (n notification) installation() string { return n.header.Get("X-Percause-Installation") }
+func (n notification) sequence() string     { return n.header.Get("X-Sequence-ID") }
 
-// receiver stands in for the push service: an HTTP server on loopback
-// that keeps every post.
+// receiver stands in for the push service: an HTTP server on loopback that
+// speaks ntfy's publishing API as ntfy documents it. A POST to the topic
+// is a message (the body its text, Title, Priority, Tags, Click and
+// Actions headers); it answers with the message as JSON (id, time, event,
+// topic). X-Sequence-ID names the notification a message updates.
+// X-Delay (whole seconds here, "600s"; at least 10 s, as ntfy) schedules
+// it: it is delivered then, unless a later message with the same sequence
+// ID replaces it first (ntfy deletes the scheduled one).
 type receiver struct {
 	*httptest.Server
-	mu  sync.Mutex
-	got []notification
+	mu        sync.Mutex
+	got       []notification
+	scheduled map[string]*time.Timer // by sequence ID
+	posts     int
 }
 
 func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
+	r := &receiver{scheduled: map[string]*time.Timer{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost && req.Method != http.MethodPut {
+			http.Error(w, "publish with POST or PUT", http.StatusMethodNotAllowed)
+			return
+		}
 		b, _ := io.ReadAll(req.Body)
+		n := notification{at: time.Now(), header: req.Header.Clone(), body: string(b)}
+		var delay time.Duration
+		if d := req.Header.Get("X-Delay"); d != "" {
+			var err error
+			if delay, err = time.ParseDuration(d); err != nil || delay < 10*time.Second {
+				http.Error(w, `{"code":40004,"error":"invalid delay parameter"}`, http.StatusBadRequest)
+				return
+			}
+		}
+		seq := n.sequence()
 		r.mu.Lock()
-		r.got = append(r.got, notification{at: time.Now(), header: req.Header.Clone(), body: string(b)})
+		r.posts++
+		id := fmt.Sprintf("m%06d", r.posts)
+		if old := r.scheduled[seq]; seq != "" && old != nil {
+			old.Stop() // replaced before it was delivered
+			delete(r.scheduled, seq)
+		}
+		if delay > 0 {
+			var tm *time.Timer
+			tm = time.AfterFunc(delay, func() {
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				if seq != "" && r.scheduled[seq] != tm {
+					return
+				}
+				delete(r.scheduled, seq)
+				n.at = time.Now()
+				r.got = append(r.got, n)
+			})
+			if seq != "" {
+				r.scheduled[seq] = tm
+			}
+		} else {
+			r.got = append(r.got, n)
+		}
 		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "time": n.at.Unix(), "event": "message",
+			"topic": strings.TrimPrefix(req.URL.Path, "/"), "sequence_id": seq})
 	}))
 	t.Cleanup(r.Close)
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, tm := range r.scheduled {
+			tm.Stop()
+		}
+	})
 	return r
 }
 
@@ -415,20 +489,24 @@ func phoneTurn(t *testing.T, launch *instr.SDK, tally int) string {
 // TestUpNotifiesAPoolResetMovement is the end-to-end proof of alerts that
 // reach a person: `percause up` (the real binary, its own collector, a real
 // Prometheus and Alertmanager) with PERCAUSE_NOTIFY_URL at a receiver on
-// loopback standing in for the push service, and the lab's stale-pool
+// loopback that speaks ntfy's publishing API, and the lab's stale-pool
 // scenario sent to its collector.
 //
-//   - The heal notifies once, naming PercausePoolResetMoved, the
-//     installation, the tally before and after and the page's address of
-//     the turn that moved, while Prometheus evaluates it firing again and
-//     again: once per movement, not once per scrape.
-//   - It resolves once the tally has not moved for the window.
-//   - A relaunch of the same installation restarting its tally at 0 does
-//     not notify.
-//   - That launch's own heal (0→1) notifies again: a second movement.
+//   - The heal notifies, naming PercausePoolResetMoved, the installation,
+//     the tally before and after and the page's address of the turn that
+//     moved, with a sequence ID (the one notification of the group).
+//   - A relaunch of the same installation restarting its tally at 0 while
+//     the alert fires tells nothing.
+//   - That launch's own heal (0→1), while the alert still fires, is told
+//     again ("moved again"), naming its turn, updating the same
+//     notification: every movement is told.
+//   - It resolves once the tally has not moved for the window, updating the
+//     same notification again; Prometheus evaluated it firing many times
+//     meanwhile, and the group produced one message per movement and one
+//     for its end, no more.
 //
-// The window is 30 s here (PERCAUSE_ALERT_WINDOW) so the resolution comes
-// within a minute; scrape and evaluation keep up's default of 5 s.
+// The window is 2 m here (PERCAUSE_ALERT_WINDOW), long enough for the
+// relaunch inside it; scrape and evaluation keep up's default of 5 s.
 func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: percause up, the lab")
@@ -436,7 +514,7 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 	testenv.RequirePrometheus(t)
 	testenv.RequireAlertmanager(t)
 	recv := newReceiver(t)
-	u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_ALERT_WINDOW": "30s"})
+	u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_ALERT_WINDOW": "2m"})
 	if !strings.Contains(u.proc.Output(), "notifications  to "+recv.URL+"/… (PERCAUSE_NOTIFY_URL, ntfy format)") {
 		t.Errorf("percause up does not say where notifications go:\n%s", u.proc.Output())
 	}
@@ -465,14 +543,15 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 		t.Fatalf("the lab's stale-pool healed no pool (heals logged: %v, pool verdicts: %d): nothing to alert on", ok, len(poolTurns))
 	}
 
-	// The heal notifies, once.
+	// The heal notifies.
 	fired := recv.waitFor(t, 2*time.Minute, 1, pool, "firing", "")
 	inst := fired.installation()
 	turn := fired.header.Get("X-Percause-Turn")
-	t.Logf("heal to notification: %.1f s (heal at %s, notified at %s; scrape and evaluation every %s, for: 0s, the lab phone's metrics every 2 s)",
+	seq := fired.sequence()
+	t.Logf("first movement, heal to notification: %.1f s (heal at %s, notified at %s; scrape and evaluation every %s, for: 0s, the lab phone's metrics every 2 s)",
 		fired.at.Sub(healed).Seconds(), healed.Format("15:04:05.000"), fired.at.Format("15:04:05.000"), u.scrape)
-	if !slices.Contains(poolTurns, turn) || inst == "" {
-		t.Errorf("the notification names turn %q of installation %q; the lab's pool turns: %v", turn, inst, poolTurns)
+	if !slices.Contains(poolTurns, turn) || inst == "" || seq == "" {
+		t.Errorf("the notification names turn %q of installation %q, sequence ID %q; the lab's pool turns: %v", turn, inst, seq, poolTurns)
 	}
 	if click := fired.header.Get("Click"); click != u.page+"?turn="+turn {
 		t.Errorf("Click: %q, want the page's address for the turn %s?turn=%s", click, u.page, turn)
@@ -481,25 +560,13 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 		!strings.Contains(fired.body, u.page+"?turn="+turn) || !strings.Contains(fired.header.Get("Title"), "pool_reset moved on installation "+inst) {
 		t.Errorf("the notification does not name the tally, the installation and the turn's page:\nTitle: %s\n%s", fired.header.Get("Title"), fired.body)
 	}
-
-	// It resolves once the tally has not moved for the window.
-	resolved := recv.waitFor(t, u.alertWindow+3*time.Minute, 1, pool, "resolved", inst)
-	t.Logf("resolved %.1f s after it fired (window %s, Alertmanager's group_interval 1m)", resolved.at.Sub(fired.at).Seconds(), u.alertWindow)
-	if n := recv.count(pool, "firing", inst); n != 1 {
-		t.Errorf("%d firing notifications for one movement, want 1", n)
-	}
-	// Not once per scrape: Prometheus evaluated it firing many times.
-	evals, err := prom.QueryRange(fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing",%s=%q}`, pool, "app_installation_id", inst),
-		fired.at.Add(-u.scrape), resolved.at, u.scrape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evals) != 1 || len(evals[0].Values) < 3 {
-		t.Errorf("Prometheus's firing evaluations of %s: %+v, want at least 3 (the check would prove nothing)", pool, evals)
+	if fired.header.Get("Priority") != "4" {
+		t.Errorf("a pool alert's priority: %q, want 4 (it pages)", fired.header.Get("Priority"))
 	}
 
-	// A relaunch of the installation, its tally restarting at 0, beside
-	// the old launch's last tally (the collector still exports it).
+	// A relaunch of the installation while the alert fires, its tally
+	// restarting at 0 beside the old launch's last tally (the collector
+	// still exports it).
 	relaunch, err := instr.Setup(context.Background(),
 		instr.WithServiceName(semconv.ServicePhone), instr.WithInstallationID(inst), instr.WithEndpoint(u.otlp),
 		instr.WithSpoolDir(filepath.Join(t.TempDir(), "relaunch")),
@@ -525,33 +592,193 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 	testenv.WaitFor(t, time.Minute, "three rule evaluations over the relaunch's tally at 0", func() bool {
 		return promRules(t, u.prom).lastEvaluation.After(seen.Add(3 * u.scrape))
 	})
-	quiet, err := prom.QueryRange(fmt.Sprintf(`ALERTS{alertname=%q,%s=%q}`, pool, "app_installation_id", inst), seen.Add(-u.scrape), time.Now(), time.Second)
-	if err != nil {
-		t.Fatal(err)
+	firstFirings := recv.count(pool, "firing", inst)
+	if recv.count(pool, "resolved", inst) != 0 {
+		t.Fatalf("the alert resolved before the relaunch's heal: the window (%s) is too short for the test", u.alertWindow)
 	}
-	if len(quiet) > 0 || recv.count(pool, "firing", inst) != 1 {
-		t.Errorf("the relaunch at 0 fired: %+v, firing notifications %d", quiet, recv.count(pool, "firing", inst))
-	}
-
-	// The relaunched launch heals: that is movement, and notifies again.
+	// The relaunched launch heals while the alert fires: that is a
+	// movement, told again on the same notification.
+	healedAgain := time.Now()
 	resets.Add(context.Background(), 1, lane)
 	moved := phoneTurn(t, relaunch, 1)
 	if err := relaunch.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	again := recv.waitFor(t, 2*time.Minute, 2, pool, "firing", inst)
-	if again.header.Get("X-Percause-Turn") != moved || !strings.HasPrefix(again.body, "pool_reset moved 0→1 on installation "+inst) {
-		t.Errorf("the second movement's notification names turn %q (want %s):\n%s", again.header.Get("X-Percause-Turn"), moved, again.body)
+	again := recv.waitFor(t, 2*time.Minute, firstFirings+1, pool, "firing", inst)
+	t.Logf("second movement (while the alert fires), heal to notification: %.1f s", again.at.Sub(healedAgain).Seconds())
+	if again.header.Get("X-Percause-Turn") != moved || !strings.HasPrefix(again.body, "pool_reset moved again: 0→1, ") ||
+		!strings.Contains(again.header.Get("Title"), "(again: ") {
+		t.Errorf("the second movement's notification names turn %q (want %s):\nTitle: %s\n%s", again.header.Get("X-Percause-Turn"), moved, again.header.Get("Title"), again.body)
 	}
-	if n := recv.count(pool, "firing", inst); n != 2 {
-		t.Errorf("%d firing notifications for two movements, want 2", n)
+	if again.sequence() != seq {
+		t.Errorf("the second movement's sequence ID %q, want the group's %q (one notification updated in place)", again.sequence(), seq)
 	}
+
+	// It resolves once the tally has not moved for the window, on the same
+	// notification.
+	resolved := recv.waitFor(t, u.alertWindow+3*time.Minute, 1, pool, "resolved", inst)
+	t.Logf("resolved %.1f s after the last movement's notification (window %s, Alertmanager's group_interval %s)", resolved.at.Sub(again.at).Seconds(), u.alertWindow, u.scrape)
+	if resolved.sequence() != seq {
+		t.Errorf("the resolution's sequence ID %q, want %q", resolved.sequence(), seq)
+	}
+	// Not once per scrape: Prometheus evaluated it firing many times.
+	evals, err := prom.QueryRange(fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing",%s=%q}`, pool, "app_installation_id", inst),
+		fired.at.Add(-u.scrape), resolved.at, u.scrape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := 0
+	for _, e := range evals {
+		points += len(e.Values)
+	}
+	if len(evals) < 2 || points < 6 {
+		t.Errorf("Prometheus's firing evaluations of %s: %+v, want an alert at each tally and at least 6 evaluations (the check would prove nothing)", pool, evals)
+	}
+	group := 0
+	for _, n := range recv.all() {
+		if n.sequence() == seq {
+			group++
+		}
+	}
+	if group != firstFirings+2 || recv.count(pool, "firing", inst) != firstFirings+1 {
+		t.Errorf("the group produced %d notifications (%d firing), want %d: one per movement and one for its end", group, recv.count(pool, "firing", inst), firstFirings+2)
+	}
+	t.Logf("one alert group, %d notifications under one sequence ID: %d for the lab's movements, 1 moved again, 1 resolved", group, firstFirings)
 	for _, l := range strings.Split(u.proc.Output(), "\n") {
 		if strings.Contains(l, " notified ") {
 			t.Log(l)
 		}
 	}
 	for _, n := range recv.all() {
-		t.Logf("%s %s %s %s\n%s", n.at.Format("15:04:05.000"), n.alert(), n.status(), n.header.Get("X-Percause-Turn"), n.body)
+		t.Logf("%s %s %s %s %s\n%s", n.at.Format("15:04:05.000"), n.alert(), n.status(), n.sequence(), n.header.Get("X-Percause-Turn"), n.body)
+	}
+}
+
+var restartedLine = regexp.MustCompile(`(?m)^restarted collector \(pid (\d+)\) ([0-9.]+) s after it exited`)
+
+// TestUpRestartsAKilledCollector: the collector killed (-9) under
+// `percause up` is started again on its data folder, the restart is logged
+// with how long it took and counted, and the phone is told; killed once
+// more than PERCAUSE_RESTART_LIMIT (1 here) allows, up stops everything,
+// exits 1 and says so in a notification at the highest priority, which
+// takes the place of the heartbeat's scheduled one.
+func TestUpRestartsAKilledCollector(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts percause up")
+	}
+	testenv.RequirePrometheus(t)
+	testenv.RequireAlertmanager(t)
+	recv := newReceiver(t)
+	u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_HEARTBEAT": "20s", "PERCAUSE_RESTART_LIMIT": "1"})
+	victim := u.pids["collector"]
+	killed := time.Now()
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatalf("the fault: killing the collector (pid %d): %v", victim, err)
+	}
+	testenv.WaitFor(t, 2*time.Minute, "percause up to restart the collector", func() bool {
+		if u.proc.Exited() {
+			t.Fatalf("percause up exited after its collector died:\n%s", u.proc.Output())
+		}
+		return restartedLine.MatchString(u.proc.Output())
+	})
+	m := restartedLine.FindStringSubmatch(u.proc.Output())
+	pid, _ := strconv.Atoi(m[1])
+	if pid == victim || !alive(pid) {
+		t.Fatalf("the restarted collector: pid %d (was %d), alive %v", pid, victim, alive(pid))
+	}
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil &&
+		!slices.Contains(strings.Split(string(env), "\x00"), "PERCAUSE_DATA_DIR="+u.dataDir) {
+		t.Errorf("the restarted collector is not on its data folder %s", u.dataDir)
+	}
+	told := recv.waitFor(t, time.Minute, 1, "percause-up", "restarted", "")
+	t.Logf("collector killed: restarted %s s after it exited (up's own measure), the phone told %.1f s after the kill", m[2], told.at.Sub(killed).Seconds())
+	if !strings.Contains(told.header.Get("Title"), "collector died") || told.sequence() == "" {
+		t.Errorf("the restart's notification:\nTitle: %s\n%s", told.header.Get("Title"), told.body)
+	}
+	for _, l := range strings.Split(u.proc.Output(), "\n") {
+		if strings.Contains(l, "collector") && (strings.Contains(l, "exited") || strings.Contains(l, "restart")) {
+			t.Log(l)
+		}
+	}
+
+	// Once more than allowed: up gives up, and says so.
+	killed = time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("the fault: killing the collector again (pid %d): %v", pid, err)
+	}
+	if code := u.waitExit(t); code != 1 {
+		t.Fatalf("percause up after its collector died twice with one restart allowed: exit %d, want 1\n%s", code, u.proc.Output())
+	}
+	if out := u.proc.Output(); !strings.Contains(out, "gave up on collector: it died 2 times within 10m0s") {
+		t.Errorf("percause up does not say it gave up:\n%s", out)
+	}
+	gaveUp := recv.waitFor(t, time.Minute, 1, "percause-up", "gave-up", "")
+	t.Logf("collector killed a second time: up gave up, the phone told %.1f s after the kill", gaveUp.at.Sub(killed).Seconds())
+	if gaveUp.header.Get("Priority") != "5" || !strings.Contains(gaveUp.header.Get("Title"), "gave up: collector keeps dying") {
+		t.Errorf("the giving up's notification:\nPriority: %s\nTitle: %s\n%s", gaveUp.header.Get("Priority"), gaveUp.header.Get("Title"), gaveUp.body)
+	}
+	for _, name := range []string{"alertmanager", "prometheus"} {
+		if running(u.pids[name]) {
+			t.Errorf("%s (pid %d) still runs after up gave up", name, u.pids[name])
+		}
+	}
+}
+
+// TestUpSilenceIsNoticed: the phone learns that the machine went silent
+// with nothing of it running to say so. While everything answers, `up`
+// beats (PERCAUSE_HEARTBEAT, 20 s here for 10 m by default): each beat
+// schedules the silence message one bound ahead under one sequence ID,
+// replacing the one before, so nothing is delivered. Killed (-9), `up`
+// itself, or `up` and every process it started at once (the machine off),
+// the beats stop and the receiver, as ntfy, delivers the last scheduled
+// message within the bound.
+func TestUpSilenceIsNoticed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts percause up")
+	}
+	testenv.RequirePrometheus(t)
+	testenv.RequireAlertmanager(t)
+	const bound = 20 * time.Second
+	for _, tc := range []struct {
+		name string
+		all  bool
+	}{{"percause up killed", false}, {"every process killed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			recv := newReceiver(t)
+			u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_HEARTBEAT": bound.String()})
+			if !tc.all {
+				// Running longer than the bound tells nothing: each beat
+				// replaced the one before.
+				time.Sleep(bound + bound/2)
+				if n := recv.count("percause-up", "silent", ""); n != 0 || u.proc.Exited() {
+					t.Fatalf("%d silence messages while percause up ran (exited: %v):\n%s", n, u.proc.Exited(), u.proc.Output())
+				}
+			}
+			victims := []int{u.proc.Cmd.Process.Pid}
+			if tc.all {
+				for _, pid := range u.pids {
+					victims = append(victims, pid)
+				}
+			}
+			killed := time.Now()
+			for _, pid := range victims {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatalf("the fault: kill -9 %d: %v", pid, err)
+				}
+			}
+			silent := recv.waitFor(t, 2*bound+time.Minute, 1, "percause-up", "silent", "")
+			t.Logf("%s: the phone told %.1f s after the kill (bound %s, a beat every %s)", tc.name, silent.at.Sub(killed).Seconds(), bound, bound/2)
+			if !strings.Contains(silent.header.Get("Title"), "has gone silent") || silent.header.Get("Priority") != "4" {
+				t.Errorf("the silence message:\nTitle: %s\n%s", silent.header.Get("Title"), silent.body)
+			}
+			testenv.WaitFor(t, 30*time.Second, "the children to end", func() bool {
+				for _, pid := range u.pids {
+					if running(pid) {
+						return false
+					}
+				}
+				return true
+			})
+		})
 	}
 }
