@@ -49,6 +49,13 @@ const (
 	// allows before `up` gives up (DefaultRestartLimit; 0: a child that
 	// dies stops everything).
 	EnvRestartLimit = "PERCAUSE_RESTART_LIMIT"
+	// EnvMuteURL is the relay's address as the phone reaches it (for
+	// example `tailscale serve` in front of EnvRelayEndpoint): when set, a
+	// firing notification carries a "Mute" action posting there.
+	EnvMuteURL = "PERCAUSE_MUTE_URL"
+	// EnvRelayEndpoint is where the relay listens, host:port on loopback
+	// (default: a free port, or DefaultRelayEndpoint with EnvMuteURL).
+	EnvRelayEndpoint = "PERCAUSE_RELAY_ENDPOINT"
 	// EnvAlertmanagerURL is the collector's setting for the Alertmanager
 	// whose firing alerts its page shows; `up` sets it to its own.
 	EnvAlertmanagerURL = "PERCAUSE_ALERTMANAGER_URL"
@@ -60,6 +67,7 @@ const (
 const (
 	DefaultPrometheusEndpoint   = "127.0.0.1:9466"
 	DefaultAlertmanagerEndpoint = "127.0.0.1:9467"
+	DefaultRelayEndpoint        = "127.0.0.1:9468"
 	// DefaultScrapeInterval: one collector on the same machine is cheap to
 	// scrape; a heal reaches Alertmanager within about two intervals.
 	DefaultScrapeInterval = 5 * time.Second
@@ -111,6 +119,8 @@ type Config struct {
 	// restarts allowed of one child inside RestartWindow.
 	Heartbeat    time.Duration
 	RestartLimit int
+	// MuteURL and RelayEndpoint: see EnvMuteURL, EnvRelayEndpoint.
+	MuteURL, RelayEndpoint string
 
 	// Env is the environment every child starts with (the caller's own);
 	// the collector gets the data folder, the verdict file and
@@ -175,6 +185,11 @@ func FromEnv(getenv func(string) string, wd string) (Config, error) {
 		ScrapeInterval:       DefaultScrapeInterval,
 	}
 	c.PageURL = orDefault(EnvPageURL, "http://"+c.Collector.Page+"/")
+	c.MuteURL = getenv(EnvMuteURL)
+	c.RelayEndpoint = getenv(EnvRelayEndpoint)
+	if c.RelayEndpoint == "" && c.MuteURL != "" {
+		c.RelayEndpoint = DefaultRelayEndpoint
+	}
 	c.RestartLimit = DefaultRestartLimit
 	if v := getenv(EnvRestartLimit); v != "" {
 		n, err := strconv.Atoi(v)
@@ -252,6 +267,24 @@ func (c Config) Validate() error {
 	}
 	if err := dashboards.CheckAlertWindow(c.AlertWindow); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvAlertWindow, err))
+	}
+	if c.MuteURL != "" {
+		if err := checkHTTPURL(c.MuteURL); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvMuteURL, err))
+		}
+		if c.NotifyURL == "" {
+			errs = append(errs, fmt.Errorf("%s is set without %s", EnvMuteURL, EnvNotifyURL))
+		}
+	}
+	if c.RelayEndpoint != "" {
+		// The relay stays on loopback: what publishes it to the phone
+		// (tailscale serve) authenticates the device; the mute's token
+		// authorises the one silence.
+		if host, _, err := hostPort(c.RelayEndpoint); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvRelayEndpoint, err))
+		} else if !loopback.Host(host) {
+			errs = append(errs, fmt.Errorf("%s=%s: not a loopback address; publish the relay with tailscale serve and set %s", EnvRelayEndpoint, c.RelayEndpoint, EnvMuteURL))
+		}
 	}
 	if c.Heartbeat != 0 && c.Heartbeat < MinHeartbeat {
 		errs = append(errs, fmt.Errorf("%s: at least %s (ntfy delays a message by 10 s or more), or off; got %s", EnvHeartbeat, MinHeartbeat, c.Heartbeat))

@@ -75,6 +75,14 @@ type relay struct {
 	episodes     map[string]*episode
 	episodeOrder []string
 
+	// muteURL is the relay as the phone reaches it ("" no mute action),
+	// muteKey what its tokens are made with, mutes the silences made by
+	// token; alertmanager is Alertmanager's base URL.
+	muteURL      string
+	muteKey      []byte
+	mutes        map[string]string
+	alertmanager string
+
 	received, sent, failed, refused, beats atomic.Int64
 }
 
@@ -87,7 +95,8 @@ func newRelay(c Config, token string, out io.Writer) *relay {
 		client: &http.Client{Timeout: DefaultNotifyTimeout},
 		loc:    time.Local, now: time.Now, out: out, seen: map[string]bool{},
 		badSeed: maphash.MakeSeed(), badSeen: map[uint64]bool{},
-		episodes: map[string]*episode{},
+		episodes: map[string]*episode{}, mutes: map[string]string{},
+		muteURL: strings.TrimSuffix(c.MuteURL, "/"), alertmanager: "http://" + c.AlertmanagerEndpoint,
 	}
 }
 
@@ -161,6 +170,10 @@ func (r *relay) logf(format string, args ...any) {
 }
 
 func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == MutePath {
+		r.serveMute(w, req)
+		return
+	}
 	if req.URL.Path != RelayPath {
 		http.NotFound(w, req)
 		return
@@ -326,6 +339,11 @@ func (r *relay) notify(ctx context.Context, a amAlert, id string) error {
 	}
 	m := compose(a, turn, mc)
 	m.SequenceID = id
+	if a.Status == statusFiring {
+		if _, ok := bad[labelInstallation]; !ok {
+			m.Actions = r.muteAction(a.Labels[labelInstallation])
+		}
+	}
 	start := r.now()
 	err := r.post(ctx, m)
 	what := fmt.Sprintf("%s %s", m.Alert, m.Status)

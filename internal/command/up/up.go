@@ -169,11 +169,21 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 		if err := os.Chmod(tokenFile, 0o600); err != nil { // a file left by an earlier start keeps its mode
 			return err
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr := c.RelayEndpoint
+		if addr == "" {
+			addr = "127.0.0.1:0"
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("the relay: %w", err)
+			return fmt.Errorf("the relay cannot listen on %s (%v): set %s to move it", addr, err, EnvRelayEndpoint)
 		}
 		rl = newRelay(c, token, out)
+		if c.MuteURL != "" {
+			if rl.muteKey, err = loadMuteKey(filepath.Join(p.ConfigDir, MuteKeyFile)); err != nil {
+				ln.Close()
+				return fmt.Errorf("the mute key: %w", err)
+			}
+		}
 		srv = &http.Server{Handler: rl, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		relayURL = "http://" + ln.Addr().String() + RelayPath
@@ -382,6 +392,9 @@ func printWhere(w io.Writer, c Config, p Paths, started []*child) {
 		fmt.Fprintf(w, "  notifications  to %s (%s, %s format): each firing and each resolved alert\n", redact(c.NotifyURL), EnvNotifyURL, c.NotifyFormat)
 	} else {
 		fmt.Fprintf(w, "  notifications  none: %s is unset, so alerts show only in Alertmanager (http://%s/) and on the verdict page\n", EnvNotifyURL, c.AlertmanagerEndpoint)
+	}
+	if c.MuteURL != "" {
+		fmt.Fprintf(w, "  mute           a firing notification's action mutes its installation for %s through the relay (%s, as the phone reaches it: %s)\n", MuteFor, c.RelayEndpoint, redact(c.MuteURL))
 	}
 	fmt.Fprintf(w, "  restarts       a child that dies is started again (pauses of 1 s doubling to 30 s); after %d restarts of one within %s up stops and says so (%s)\n",
 		c.RestartLimit, RestartWindow, EnvRestartLimit)
