@@ -746,13 +746,17 @@ func TestUpSilenceIsNoticed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			recv := newReceiver(t)
 			u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_HEARTBEAT": bound.String()})
+			// The kill falls between two beats (a beat every bound/2, the
+			// first as up says it runs): a quarter of a beat after one.
 			if !tc.all {
 				// Running longer than the bound tells nothing: each beat
 				// replaced the one before.
-				time.Sleep(bound + bound/2)
+				time.Sleep(bound + bound/2 + bound/8)
 				if n := recv.count("percause-up", "silent", ""); n != 0 || u.proc.Exited() {
 					t.Fatalf("%d silence messages while percause up ran (exited: %v):\n%s", n, u.proc.Exited(), u.proc.Output())
 				}
+			} else {
+				time.Sleep(bound / 8)
 			}
 			victims := []int{u.proc.Cmd.Process.Pid}
 			if tc.all {

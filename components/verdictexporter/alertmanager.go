@@ -111,7 +111,142 @@ func firingAlerts(ctx context.Context, client *http.Client, base string) *verdic
 		return out
 	}
 	out.Firing = alerts
+	// Its silences, for the box to show what is muted and until when; a
+	// failure to list them leaves them out.
+	if silences, err := askSilences(ctx, client, strings.TrimSuffix(base, "/")+silencesPath); err == nil {
+		out.Silences = silences
+	}
 	return out
+}
+
+// Silences: the box shows Alertmanager's active silences, and lifts those
+// `percause up` made from a notification's mute (their createdBy,
+// silenceCreator, as internal/command/up writes it), never another's.
+const (
+	silencesPath   = "/api/v2/silences"
+	silencePath    = "/api/v2/silence/"
+	silenceCreator = "percause up"
+)
+
+// amSilence is the part of a silence of Alertmanager's API v2 the page
+// reads.
+type amSilence struct {
+	ID       string `json:"id"`
+	Matchers []struct {
+		Name    string `json:"name"`
+		Value   string `json:"value"`
+		IsRegex bool   `json:"isRegex"`
+		IsEqual *bool  `json:"isEqual"`
+	} `json:"matchers"`
+	EndsAt    time.Time `json:"endsAt"`
+	CreatedBy string    `json:"createdBy"`
+	Comment   string    `json:"comment"`
+	Status    struct {
+		State string `json:"state"`
+	} `json:"status"`
+}
+
+// matchersText is a silence's matchers as Alertmanager writes them.
+func (s amSilence) matchersText() string {
+	var parts []string
+	for _, m := range s.Matchers {
+		equal := m.IsEqual == nil || *m.IsEqual
+		op := map[[2]bool]string{{true, false}: "=", {false, false}: "!=", {true, true}: "=~", {false, true}: "!~"}[[2]bool{equal, m.IsRegex}]
+		parts = append(parts, fmt.Sprintf("%s%s%q", m.Name, op, m.Value))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// silenceID is what an Alertmanager silence ID looks like (a UUID).
+func silenceID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func askSilences(ctx context.Context, client *http.Client, u string) ([]verdictpage.Silence, error) {
+	b, err := askJSON(ctx, client, u)
+	if err != nil {
+		return nil, err
+	}
+	var raw []amSilence
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	var out []verdictpage.Silence
+	for _, s := range raw {
+		if s.Status.State != "active" || !silenceID(s.ID) {
+			continue
+		}
+		out = append(out, verdictpage.Silence{ID: s.ID, Matchers: s.matchersText(), Ends: s.EndsAt, Comment: s.Comment,
+			Liftable: s.CreatedBy == silenceCreator})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Ends.Before(out[j].Ends) })
+	return out, nil
+}
+
+// askJSON GETs u and returns its body (at most maxAlertsBody).
+func askJSON(ctx context.Context, client *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAlertsBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("it answered %s", resp.Status)
+	}
+	if len(b) > maxAlertsBody {
+		return nil, fmt.Errorf("its answer is over %d bytes", maxAlertsBody)
+	}
+	return b, nil
+}
+
+// liftSilence lifts (expires) the silence id at Alertmanager base, if
+// percause up made it; it says why not otherwise (an HTTP status and a
+// sentence).
+func liftSilence(ctx context.Context, client *http.Client, base, id string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, AlertmanagerTimeout)
+	defer cancel()
+	base = strings.TrimSuffix(base, "/")
+	b, err := askJSON(ctx, client, base+silencePath+id)
+	if err != nil {
+		return http.StatusBadGateway, fmt.Errorf("Alertmanager did not say what silence %s is: %w", id, err)
+	}
+	var s amSilence
+	if err := json.Unmarshal(b, &s); err != nil {
+		return http.StatusBadGateway, fmt.Errorf("Alertmanager's answer is not a silence: %w", err)
+	}
+	if s.CreatedBy != silenceCreator {
+		return http.StatusForbidden, fmt.Errorf("silence %s was not made by %s: lift it in Alertmanager", id, silenceCreator)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, base+silencePath+id, nil)
+	if err != nil {
+		return http.StatusInternalServerError, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return http.StatusBadGateway, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return http.StatusBadGateway, fmt.Errorf("Alertmanager answered %s", resp.Status)
+	}
+	return http.StatusSeeOther, nil
 }
 
 func askAlertmanager(ctx context.Context, client *http.Client, u string) ([]verdictpage.Alert, error) {

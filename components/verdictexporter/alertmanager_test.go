@@ -236,3 +236,112 @@ func FuzzParseAlerts(f *testing.F) {
 		}
 	})
 }
+
+// postSilence makes a silence of installation at a real Alertmanager, as
+// createdBy, until end, and returns its ID.
+func postSilence(t *testing.T, am *testenv.Alertmanager, installation, createdBy string, end time.Time) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{
+		"matchers": []map[string]any{{"name": "app_installation_id", "value": installation, "isRegex": false, "isEqual": true}},
+		"startsAt": time.Now().UTC().Format(time.RFC3339), "endsAt": end.UTC().Format(time.RFC3339),
+		"createdBy": createdBy, "comment": "muted from a notification on the phone",
+	})
+	resp, err := http.Post(am.URL+"/api/v2/silences", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		SilenceID string `json:"silenceID"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("posting a silence: %s %v", resp.Status, err)
+	}
+	return out.SilenceID
+}
+
+// silenceState is a silence's state at a real Alertmanager.
+func silenceState(t *testing.T, am *testenv.Alertmanager, id string) string {
+	t.Helper()
+	resp, err := http.Get(am.URL + "/api/v2/silence/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s amSilence
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Status.State
+}
+
+// postLift posts the alerts box's form, with headers.
+func postLift(t *testing.T, url, id string, hdr ...string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader("lift="+id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestPageShowsAndLiftsSilences: the alerts box lists Alertmanager's
+// active silences with their end; the one percause up made from a
+// notification's mute has a form that lifts it, and the page's own form
+// does (Alertmanager then has it expired); another's silence has none and
+// is refused if asked; a post another site makes the browser send is
+// refused.
+func TestPageShowsAndLiftsSilences(t *testing.T) {
+	am := testenv.StartAlertmanager(t)
+	end := time.Now().Add(time.Hour).Truncate(time.Second)
+	ours := postSilence(t, am, "install-1", silenceCreator, end)
+	theirs := postSilence(t, am, "install-2", "someone at a terminal", end.Add(time.Hour))
+
+	cfg := pageConfig(filepath.Join(t.TempDir(), "v.jsonl"))
+	cfg.Page.Alertmanager = am.URL
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{time.Now()}
+	e := startWith(t, cfg, newHost(t), c)
+	base := "http://" + e.addr + "/"
+	_, body, _ := get(t, base)
+	for _, want := range []string{
+		`<li data-silence="` + ours + `">Muted: <code class="tok">app_installation_id=&#34;install-1&#34;</code> until <time class="tok">` + end.In(time.Local).Format("2006-01-02 15:04:05") + `</time> (in 59 min): muted from a notification on the phone <form method="post" action="./"><input type="hidden" name="lift" value="` + ours + `"><button type="submit">Lift</button></form></li>`,
+		`<li data-silence="` + theirs + `">Muted: <code class="tok">app_installation_id=&#34;install-2&#34;</code>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not say %s\n%s", want, body[strings.Index(body, `id="alerts"`):])
+		}
+	}
+	if strings.Contains(body, `value="`+theirs+`"`) {
+		t.Error("the page offers to lift a silence percause up did not make")
+	}
+	if code := postLift(t, base, ours, "Sec-Fetch-Site", "cross-site"); code != http.StatusForbidden || silenceState(t, am, ours) != "active" {
+		t.Errorf("a cross-site post: %d", code)
+	}
+	if code := postLift(t, base, ours, "Origin", "https://elsewhere.example"); code != http.StatusForbidden || silenceState(t, am, ours) != "active" {
+		t.Errorf("a post from another origin: %d", code)
+	}
+	if code := postLift(t, base, theirs, "Sec-Fetch-Site", "same-origin"); code != http.StatusForbidden || silenceState(t, am, theirs) != "active" {
+		t.Errorf("lifting another's silence: %d", code)
+	}
+	if code := postLift(t, base, ours, "Sec-Fetch-Site", "same-origin", "Origin", "http://"+e.addr); code != http.StatusSeeOther {
+		t.Fatalf("the page's own form: %d", code)
+	}
+	if st := silenceState(t, am, ours); st != "expired" {
+		t.Errorf("the lifted silence is %s at Alertmanager", st)
+	}
+	if _, body, _ = get(t, base); strings.Contains(body, `data-silence="`+ours+`"`) {
+		t.Error("the lifted silence is still listed")
+	}
+}

@@ -79,6 +79,10 @@ func (e *verdictExporter) servePage(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusNotFound, "not found: the verdict page is at /")
 		return
 	}
+	if r.Method == http.MethodPost && e.cfg.Page.Alertmanager != "" {
+		e.serveLift(w, r, refuse)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		refuse(http.StatusMethodNotAllowed, "the verdict page answers GET")
@@ -209,4 +213,36 @@ func acceptsGzip(ae string) bool {
 		return true
 	}
 	return false
+}
+
+// serveLift answers the alerts box's form: POST / with lift=ID lifts that
+// silence, if percause up made it, and sends the browser back to the box.
+// Only the page's own form may: a request another site makes the browser
+// send (its Sec-Fetch-Site or Origin says so) is refused.
+func (e *verdictExporter) serveLift(w http.ResponseWriter, r *http.Request, refuse func(int, string)) {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		refuse(http.StatusForbidden, "only the page's own form lifts a silence")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host && o != "https://"+r.Host {
+		refuse(http.StatusForbidden, "only the page's own form lifts a silence")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		refuse(http.StatusBadRequest, err.Error())
+		return
+	}
+	id := r.PostForm.Get("lift")
+	if !silenceID(id) {
+		refuse(http.StatusBadRequest, "lift: not a silence ID")
+		return
+	}
+	code, err := liftSilence(r.Context(), e.alertClient, e.cfg.Page.Alertmanager, id)
+	if err != nil {
+		refuse(code, err.Error())
+		return
+	}
+	e.logger.Info("verdict exporter: lifted a silence from the page", zap.String("silence", id))
+	http.Redirect(w, r, "./#alerts", http.StatusSeeOther)
 }

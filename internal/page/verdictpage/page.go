@@ -91,6 +91,21 @@ type Alerts struct {
 	Err string
 	// Firing are its firing alerts, longest firing first.
 	Firing []Alert
+	// Silences are its active silences, the soonest to end first.
+	Silences []Silence
+}
+
+// Silence is one active silence of Alertmanager.
+type Silence struct {
+	ID string
+	// Matchers say what it silences, as Alertmanager writes them
+	// (app_installation_id="…").
+	Matchers string
+	Ends     time.Time
+	Comment  string
+	// Liftable: the page may lift it (percause up made it, from a
+	// notification's mute).
+	Liftable bool
 }
 
 // Alert is one firing alert.
@@ -191,6 +206,13 @@ type focusView struct {
 type alertsView struct {
 	Source, Err string
 	Firing      []alertView
+	Silences    []silenceView
+}
+
+type silenceView struct {
+	ID, Matchers, Ends, Left, Comment string
+	// Lift: the served page offers to lift it (a form posting lift=ID).
+	Lift bool
 }
 
 type alertView struct {
@@ -434,6 +456,14 @@ func alertsOf(p Page) *alertsView {
 			v.Href = ""
 		}
 		av.Firing = append(av.Firing, v)
+	}
+	for i, sl := range p.Alerts.Silences {
+		if i == maxAlerts {
+			break
+		}
+		av.Silences = append(av.Silences, silenceView{ID: sl.ID, Matchers: sl.Matchers, Comment: sl.Comment,
+			Ends: sl.Ends.In(p.Loc).Format("2006-01-02 15:04:05"), Left: since(sl.Ends.Sub(p.Now)),
+			Lift: sl.Liftable && p.Query != nil})
 	}
 	return av
 }
