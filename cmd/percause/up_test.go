@@ -514,7 +514,9 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 	testenv.RequirePrometheus(t)
 	testenv.RequireAlertmanager(t)
 	recv := newReceiver(t)
-	u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_ALERT_WINDOW": "2m"})
+	relay := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	u := startUp(t, map[string]string{"PERCAUSE_NOTIFY_URL": recv.URL + "/percause-e2e-topic", "PERCAUSE_ALERT_WINDOW": "2m",
+		"PERCAUSE_RELAY_ENDPOINT": relay, "PERCAUSE_MUTE_URL": "http://" + relay})
 	if !strings.Contains(u.proc.Output(), "notifications  to "+recv.URL+"/… (PERCAUSE_NOTIFY_URL, ntfy format)") {
 		t.Errorf("percause up does not say where notifications go:\n%s", u.proc.Output())
 	}
@@ -644,6 +646,44 @@ func TestUpNotifiesAPoolResetMovement(t *testing.T) {
 		t.Errorf("the group produced %d notifications (%d firing), want %d: one per movement and one for its end", group, recv.count(pool, "firing", inst), firstFirings+2)
 	}
 	t.Logf("one alert group, %d notifications under one sequence ID: %d for the lab's movements, 1 moved again, 1 resolved", group, firstFirings)
+
+	// Mute from the phone: the first notification's action, tapped, makes
+	// a silence of the installation at the real Alertmanager, which the
+	// page shows with its end and lifts.
+	act := strings.Split(fired.header.Get("Actions"), ", ")
+	if len(act) < 4 || act[0] != "http" || !strings.HasPrefix(act[1], "Mute until ") || act[3] != "method=POST" {
+		t.Fatalf("the firing notification's action: %q", fired.header.Get("Actions"))
+	}
+	resp, err := http.Post(act[2], "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("tapping %s: %s %s", act[1], resp.Status, answer)
+	}
+	t.Logf("tapped %q: %s", act[1], strings.TrimSpace(string(answer)))
+	silenceID := regexp.MustCompile(`silence ([0-9a-f-]+)`).FindStringSubmatch(string(answer))
+	if silenceID == nil || silenceAt(t, u.am, silenceID[1]) != "active" {
+		t.Fatalf("no active silence at Alertmanager after the tap: %s", answer)
+	}
+	_, page := getPage(t, u.page)
+	if !strings.Contains(page, `data-silence="`+silenceID[1]+`">Muted: <code class="tok">app_installation_id=&#34;`+inst+`&#34;</code> until `) ||
+		!strings.Contains(page, `name="lift" value="`+silenceID[1]+`"`) {
+		t.Errorf("the page does not show the silence with a form to lift it")
+	}
+	req, _ := http.NewRequest(http.MethodPost, u.page, strings.NewReader("lift="+silenceID[1]))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err = http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || silenceAt(t, u.am, silenceID[1]) != "expired" {
+		t.Errorf("lifting the silence from the page: %s, the silence %s", resp.Status, silenceAt(t, u.am, silenceID[1]))
+	}
 	for _, l := range strings.Split(u.proc.Output(), "\n") {
 		if strings.Contains(l, " notified ") {
 			t.Log(l)
@@ -785,4 +825,39 @@ func TestUpSilenceIsNoticed(t *testing.T) {
 			})
 		})
 	}
+}
+
+// silenceAt is a silence's state at Alertmanager am (http://host:port).
+func silenceAt(t *testing.T, am, id string) string {
+	t.Helper()
+	resp, err := http.Get(am + "/api/v2/silence/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s struct {
+		CreatedBy string `json:"createdBy"`
+		Status    struct {
+			State string `json:"state"`
+		} `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	if s.CreatedBy != "percause up" {
+		t.Errorf("silence %s was made by %q", id, s.CreatedBy)
+	}
+	return s.Status.State
+}
+
+// getPage GETs the verdict page.
+func getPage(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -56,7 +56,7 @@ func (d *deaths) add(now time.Time) int {
 // scheduled before it, so the message is delivered only when the beats
 // stop: `up` killed, the machine off or offline, or a child not
 // answering. A stop asked for replaces it at once with a message saying
-// alerts are off. See docs/decisions/0314.
+// alerts are off. See docs/decisions/0314-silence-is-told-by-the-notification-service.md.
 const (
 	// DefaultHeartbeat is the bound: told within it of the silence.
 	DefaultHeartbeat = 10 * time.Minute
