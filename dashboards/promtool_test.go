@@ -75,8 +75,6 @@ func firesWithin(w, name string, labels map[string]string) expAlert {
 	return expAlert{ExpLabels: l, ExpAnnotations: map[string]string{"summary": render(a.Summary), "description": render(a.Description)}}
 }
 
-func inst(id string) map[string]string { return map[string]string{lInstallation: id} }
-
 // tally is inst with the installation's running tally (LabelTally), which
 // a movement alert carries.
 func tally(id, n string) map[string]string {

@@ -35,6 +35,10 @@ The environment: every PERCAUSE_* setting of ` + "`percause collector`" + ` (end
   PERCAUSE_ALERTMANAGER_ENDPOINT  127.0.0.1:9467
   PERCAUSE_SCRAPE_INTERVAL        5s (scrape and rule evaluation)
   PERCAUSE_ALERT_WINDOW           10m (how long a movement keeps its alert firing)
+  PERCAUSE_HEARTBEAT              10m: the phone is told within it if up or this machine goes silent (off: none)
+  PERCAUSE_RESTART_LIMIT          5 restarts of one child within 10m, then up stops and says so (0: none)
+  PERCAUSE_MUTE_URL               the relay as the phone reaches it: firing notifications get a "Mute" button
+  PERCAUSE_RELAY_ENDPOINT         where the relay listens (loopback; 127.0.0.1:9468 with PERCAUSE_MUTE_URL)
 `
 
 func runUp(ctx context.Context, args []string, getenv func(string) string, lookPath func(string) (string, error), stdout, stderr io.Writer) int {

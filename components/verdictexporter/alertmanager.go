@@ -225,11 +225,11 @@ func liftSilence(ctx context.Context, client *http.Client, base, id string) (int
 	base = strings.TrimSuffix(base, "/")
 	b, err := askJSON(ctx, client, base+silencePath+id)
 	if err != nil {
-		return http.StatusBadGateway, fmt.Errorf("Alertmanager did not say what silence %s is: %w", id, err)
+		return http.StatusBadGateway, fmt.Errorf("asking Alertmanager what silence %s is: %w", id, err)
 	}
 	var s amSilence
 	if err := json.Unmarshal(b, &s); err != nil {
-		return http.StatusBadGateway, fmt.Errorf("Alertmanager's answer is not a silence: %w", err)
+		return http.StatusBadGateway, fmt.Errorf("the answer of Alertmanager is not a silence: %w", err)
 	}
 	if s.CreatedBy != silenceCreator {
 		return http.StatusForbidden, fmt.Errorf("silence %s was not made by %s: lift it in Alertmanager", id, silenceCreator)
@@ -244,7 +244,7 @@ func liftSilence(ctx context.Context, client *http.Client, base, id string) (int
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return http.StatusBadGateway, fmt.Errorf("Alertmanager answered %s", resp.Status)
+		return http.StatusBadGateway, fmt.Errorf("lifting it, Alertmanager answered %s", resp.Status)
 	}
 	return http.StatusSeeOther, nil
 }

@@ -15,6 +15,12 @@
 // once the target accepted it); its children are told to stop when it dies
 // (on Linux).
 //
+// It keeps its children running: one that dies is restarted after a pause
+// (keep.go), and after RestartWindow's limit `up` stops and says so. While
+// everything answers it beats: a message scheduled at the target one bound
+// ahead, replaced at every beat, is delivered when the beats stop. A
+// firing notification may carry a mute (mute.go).
+//
 // Its configuration is Config, read from the environment by FromEnv and
 // checked by Validate; Run starts everything, prints where it is, and stops
 // it all, in order, by process ID.
