@@ -471,6 +471,9 @@ func TestRelayBadLabelsNeverWedge(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				tg := newTarget(t)
 				r, log := newTestRelay(t, tg.URL, format, verdictsFile)
+				// With the mute on, so its action (a header in the ntfy
+				// format) is checked too.
+				r.muteURL, r.muteKey = "https://laptop.tailnet.ts.net:9468", []byte("k")
 				badAlert := alertOf(dashboards.AlertPoolResetMoved, statusFiring, map[string]string{labelInstallation: bad}, fired)
 				sameBad := alertOf(dashboards.AlertReconnectingFired, statusFiring, map[string]string{labelInstallation: bad}, fired)
 				badLaunch := alertOf(dashboards.AlertSynthesisTooSlow, statusFiring, map[string]string{"service_instance_id": bad}, fired)
@@ -510,6 +513,9 @@ func TestRelayBadLabelsNeverWedge(t *testing.T) {
 					if got[i].header.Get("X-Percause-Installation") != badLabel || !strings.Contains(title(got[i]), badLabel) {
 						t.Errorf("%s, post %d does not name %q:\n%s", name, i, badLabel, render(got[i]))
 					}
+				}
+				if format == FormatNtfy && (got[0].header.Get("Actions") != "" || !strings.Contains(got[1].header.Get("Actions"), "i="+poolInstallation)) {
+					t.Errorf("%s: a mute for an installation not printable, or none for the normal one: %q, %q", name, got[0].header.Get("Actions"), got[1].header.Get("Actions"))
 				}
 				if got[1].header.Get("X-Percause-Installation") != poolInstallation || got[1].header.Get("X-Percause-Turn") != poolTurn {
 					t.Errorf("%s: the normal alert:\n%s", name, render(got[1]))
