@@ -62,6 +62,11 @@ func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string) ptrace.S
 	if l.launch != "" {
 		rs.Resource().Attributes().PutStr(semconv.ServiceInstanceID, l.launch)
 	}
+	if len(l.assumed) > 0 {
+		// Beside the launch it qualifies: the verdict is made under this
+		// resource, and its evidence repeats what was assumed.
+		putStrings(rs.Resource().Attributes(), semconv.LinesAssumed, l.assumed)
+	}
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
 	return ss.Spans()
