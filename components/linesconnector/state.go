@@ -406,29 +406,35 @@ func (s *state) compact(n int) {
 }
 
 // derivedTrace is the trace ID of a turn line that carries none: a hash of
-// its readings (the text from the tag on, fields in order) and the time in
-// its prefix, so reading the same line again gives the same trace.
+// its source (the resource and the process ID, sourceOf), its prefix as
+// written (its own time in whatever format: RFC 3339, BSD syslog's
+// "Nov 30 08:00:30", os_log's) and its readings (the text from the tag on,
+// fields in order), so reading the same line again gives the same trace,
+// and the same readings from two processes, two phones or two times give
+// two.
 func derivedTrace(l *line) pcommon.TraceID {
 	h := sha256.New()
 	h.Write([]byte("percause.lines/voice.turn\x00"))
-	h.Write([]byte(body(l.text)))
-	if !l.rec.Time.IsZero() {
-		h.Write([]byte{0})
-		h.Write([]byte(l.rec.Time.UTC().Format(time.RFC3339Nano)))
-	}
+	h.Write([]byte(sourceOf(l)))
+	h.Write([]byte{0})
+	prefix, rest := splitAtTag(l.text)
+	h.Write([]byte(strings.Join(strings.Fields(prefix), " ")))
+	h.Write([]byte{0})
+	h.Write([]byte(strings.Join(strings.Fields(rest), " ")))
 	var id pcommon.TraceID
 	copy(id[:], h.Sum(nil))
 	return id
 }
 
-// body is the line from its tag on, with its fields separated by one space.
-func body(text string) string {
+// splitAtTag splits a line at its tag: the prefix before it, and the tag
+// and what follows.
+func splitAtTag(text string) (prefix, rest string) {
 	for _, tag := range []string{textlines.PrefixTurn, textlines.PrefixTake} {
-		if i := strings.Index(text, tag+" "); i >= 0 {
-			return strings.Join(strings.Fields(text[i:]), " ")
+		if i := strings.Index(text, tag); i >= 0 {
+			return text[:i], text[i:]
 		}
 	}
-	return strings.Join(strings.Fields(text), " ")
+	return "", text
 }
 
 // emittedRing remembers the last emitted turns: their trace and the take IDs

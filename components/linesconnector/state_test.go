@@ -260,3 +260,44 @@ func TestAnUntimedTakeJoinsATimedTurnReadAtOnce(t *testing.T) {
 		t.Fatalf("read %s apart: %v, want the turn alone", DefaultTakeWindow, got)
 	}
 }
+
+// TestIdenticalLinesOfTwoSourcesAreTwoTurns: a turn line without a trace ID
+// gets one derived from its source and its prefix's own time as well as
+// its readings, so the same readings written by two processes, by two
+// phones (two resources) or at two times a BSD syslog prefix gives (no
+// RFC 3339 time) are two turns, and the same line read twice is one.
+func TestIdenticalLinesOfTwoSourcesAreTwoTurns(t *testing.T) {
+	const turn1 = "[voice-turn] turn=1 link=wifi units=0"
+	for name, tc := range map[string]struct {
+		lines     []string
+		resources []string // a resource per line (service.instance.id left out: the launch is the connector's), "" none
+		want      int
+	}{
+		"two processes, BSD syslog": {want: 2, lines: []string{
+			"Nov 30 08:00:30 studio pippa[311]: " + turn1, "Nov 30 08:00:30 studio pippa[312]: " + turn1}},
+		"two processes, os_log": {want: 2, lines: []string{
+			"2026-11-30 08:00:30.000000+0000 Pippa[311:7001] <Notice> " + turn1, "2026-11-30 08:00:30.000000+0000 Pippa[312:7001] <Notice> " + turn1}},
+		"one process, two BSD syslog times": {want: 2, lines: []string{
+			"Nov 30 08:00:30 studio pippa[311]: " + turn1, "Nov 30 08:04:30 studio pippa[311]: " + turn1}},
+		"two phones, no prefix": {want: 2, lines: []string{turn1, turn1}, resources: []string{"phone-a", "phone-b"}},
+		"one line read twice":   {want: 1, lines: []string{"Nov 30 08:00:30 studio pippa[311]: " + turn1, "Nov 30 08:00:30 studio pippa[311]: " + turn1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			for i, l := range tc.lines {
+				ld := plog.NewLogs()
+				rl := ld.ResourceLogs().AppendEmpty()
+				if tc.resources != nil {
+					rl.Resource().Attributes().PutStr(semconv.AppInstallationID, tc.resources[i])
+				}
+				rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(l)
+				if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := h.spans()[semconv.SpanVoiceTurn]; n != tc.want {
+				t.Errorf("%d voice.turn spans, want %d", n, tc.want)
+			}
+		})
+	}
+}
