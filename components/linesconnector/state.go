@@ -1,7 +1,9 @@
 package linesconnector
 
 import (
+	"cmp"
 	"crypto/sha256"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -74,7 +76,11 @@ func (l *line) moment() moment { return moment{l.at, l.arrived, l.timed} }
 // by their own times when both have one; else by when they came, so a take
 // line without a timestamp, read all at once with timestamped turns, still
 // joins its turn by take ID.
-func (s *state) within(a, b moment) bool {
+func (s *state) within(a, b moment) bool { return apart(a, b) <= s.cfg.TakeWindow }
+
+// apart is how far apart in time a take and a turn are, as within reads
+// it.
+func apart(a, b moment) time.Duration {
 	d := a.at.Sub(b.at)
 	if !a.timed || !b.timed {
 		d = a.arrived.Sub(b.arrived)
@@ -82,7 +88,38 @@ func (s *state) within(a, b moment) bool {
 	if d < 0 {
 		d = -d
 	}
-	return d <= s.cfg.TakeWindow
+	return d
+}
+
+// nearestFirst orders a join's candidates within the take window by how
+// far each is from at, the nearest first: a take ID the engine reused
+// within the window names more than one.
+func nearestFirst[T any](cands []T, at moment, momentOf func(T) moment) []T {
+	if len(cands) < 2 {
+		return cands
+	}
+	out := slices.Clone(cands)
+	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(apart(momentOf(a), at), apart(momentOf(b), at)) })
+	return out
+}
+
+// ambiguousTake is what a turn says of a take ID that n takes within the
+// window carry, of which it took the one at tk.
+func ambiguousTake(id string, tk moment, n int) string {
+	return fmt.Sprintf("assumed take %s of %s, the nearest in time of %d takes %s within the take window", id, stampOf(tk), n, id)
+}
+
+// ambiguousTurn is what a turn says when a take joined it, the nearest of
+// n held turns naming the take within the window.
+func ambiguousTurn(id string, tk moment, n int) string {
+	return fmt.Sprintf("assumed take %s of %s for the nearest in time of %d turns naming it within the take window", id, stampOf(tk), n)
+}
+
+func stampOf(m moment) string {
+	if !m.timed {
+		return "the line read at " + m.arrived.UTC().Format(time.RFC3339)
+	}
+	return m.at.UTC().Format(time.RFC3339Nano)
 }
 
 // add takes one line in: it joins what it can and releases what is complete.
@@ -120,8 +157,14 @@ func (s *state) addTurn(l *line, out *emission) {
 		}
 	}
 	for _, id := range h.names {
+		var cands []*heldTake
 		for _, tk := range s.takesByID[id] {
-			if tk.gone || hasTake(h, id) || !s.within(l.moment(), tk.l.moment()) {
+			if !tk.gone && s.within(l.moment(), tk.l.moment()) {
+				cands = append(cands, tk)
+			}
+		}
+		for _, tk := range nearestFirst(cands, l.moment(), func(tk *heldTake) moment { return tk.l.moment() }) {
+			if tk.gone || hasTake(h, id) {
 				continue
 			}
 			if !tk.l.trace.IsEmpty() && tk.l.trace != h.trace {
@@ -133,6 +176,9 @@ func (s *state) addTurn(l *line, out *emission) {
 				}
 			}
 			s.attach(h, tk, out)
+			if len(cands) > 1 {
+				l.assumed = append(l.assumed, ambiguousTake(id, tk.l.moment(), len(cands)))
+			}
 			break
 		}
 	}
@@ -197,10 +243,13 @@ func (s *state) addTake(l *line, out *emission) {
 		}
 	}
 	// A turn that names the take and has no trace of its own (or the same).
+	var cands []*heldTurn
 	for _, h := range s.turnsByTake[id] {
-		if h.gone || hasTake(h, id) || !s.within(h.l.moment(), l.moment()) {
-			continue
+		if !h.gone && !hasTake(h, id) && s.within(h.l.moment(), l.moment()) {
+			cands = append(cands, h)
 		}
+	}
+	for _, h := range nearestFirst(cands, l.moment(), func(h *heldTurn) moment { return h.l.moment() }) {
 		if !l.trace.IsEmpty() && l.trace != h.trace {
 			if !h.derived {
 				continue
@@ -211,6 +260,9 @@ func (s *state) addTake(l *line, out *emission) {
 			}
 		}
 		s.attach(h, tk, out)
+		if len(cands) > 1 {
+			h.l.assumed = append(h.l.assumed, ambiguousTurn(id, l.moment(), len(cands)))
+		}
 		s.maybeRelease(h, out)
 		return
 	}
@@ -509,15 +561,17 @@ func (r *emittedRing) clear(slot int) {
 	r.entries[slot] = emitted{}
 }
 
-// byTake finds the most recent emitted turn naming the take within the
-// window.
+// byTake finds the emitted turn naming the take nearest it in time within
+// the window (the most recent of those as near).
 func (r *emittedRing) byTake(id string, at moment, s *state) (pcommon.TraceID, bool) {
 	list := r.takes[id]
+	var best pcommon.TraceID
+	found, bestD := false, time.Duration(0)
 	for i := len(list) - 1; i >= 0; i-- {
 		e := r.entries[list[i]]
-		if s.within(e.at, at) {
-			return e.trace, true
+		if d := apart(e.at, at); d <= s.cfg.TakeWindow && (!found || d < bestD) {
+			best, bestD, found = e.trace, d, true
 		}
 	}
-	return pcommon.TraceID{}, false
+	return best, found
 }
