@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -141,6 +142,7 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	inputs = inTimeOrder(inputs)
 	tally := newTally()
+	readFrom := time.Now()
 	day, malformed, err := readLines(ctx, inputs, stdin, *window, tally)
 	for _, m := range malformed {
 		fmt.Fprintln(stderr, m)
@@ -161,7 +163,7 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			err = writeJSONTally(stdout, tally)
 		}
 	} else {
-		if err = dayreport.WriteTable(stdout, day.Turns); err == nil {
+		if err = dayreport.WriteTable(stdout, ownTimes(day.Turns, readFrom)); err == nil {
 			fmt.Fprintln(stdout)
 			err = dayreport.WriteSummary(stdout, sum)
 		}
@@ -198,6 +200,20 @@ func linesExit(t *lineTally, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// ownTimes is the turns as the table gives them: a turn whose line had no
+// time of its own was stamped when it was read, during this run, and its
+// time is left out ("-") rather than the run's.
+func ownTimes(turns []dayreport.Turn, readFrom time.Time) []dayreport.Turn {
+	out := slices.Clone(turns)
+	from := pcommon.NewTimestampFromTime(readFrom)
+	for i := range out {
+		if out[i].Start >= from {
+			out[i].Start = 0
+		}
+	}
+	return out
 }
 
 // writeJSONTally ends the JSON output with what was read: one object.

@@ -650,3 +650,46 @@ func FuzzLineReader(f *testing.F) {
 		}
 	})
 }
+
+// TestLinesTableShowsTimeAndLaunch: the per-turn table gives each turn its
+// time and its launch (a short ID), and a line where a launch begins, so a
+// relaunch's turn 1 does not sit under the last launch's turns with
+// nothing between them. Run in process on real files.
+func TestLinesTableShowsTimeAndLaunch(t *testing.T) {
+	turn := func(min, pid, i int, uptime float64) string {
+		return fmt.Sprintf("2026-11-30 08:%02d:09.120000+0000 Pippa[%d:7001] <Notice> [voice-turn] turn=%d link=wifi underruns=0,0 pool_reset=0 live=players:0 health:app_uptime=%.2f gaps=0.12a(0.40),0.12a(0.40)\n", min, pid, i, uptime)
+	}
+	dir := writeFiles(t, map[string][]byte{"phone.log": []byte(turn(0, 311, 1, 30) + turn(1, 311, 2, 90) + turn(5, 312, 1, 20) + turn(6, 312, 2, 80))})
+	var out, errb bytes.Buffer
+	if code := runLines(context.Background(), []string{filepath.Join(dir, "phone.log")}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	table := strings.SplitN(out.String(), "\n\n", 2)[0]
+	rows := strings.Split(table, "\n")
+	if len(rows) != 7 {
+		t.Fatalf("the table has %d rows, want a header, 2 launch lines and 4 turns:\n%s", len(rows), table)
+	}
+	if !strings.HasPrefix(rows[0], "time      launch    turn  trace") {
+		t.Errorf("header %q", rows[0])
+	}
+	var launches []string
+	for i, r := range rows[1:] {
+		if id, ok := strings.CutPrefix(r, "── launch "); ok {
+			launches = append(launches, strings.Fields(id)[0])
+			if i != 0 && i != 3 {
+				t.Errorf("a launch begins at row %d: %q", i+1, r)
+			}
+			continue
+		}
+		f := strings.Fields(r)
+		if len(f) < 3 || len(launches) == 0 || f[1] != launches[len(launches)-1] {
+			t.Errorf("row %q does not name the launch begun above it (%v)", r, launches)
+		}
+	}
+	if want := []string{"08:00:09", "08:01:09", "08:05:09", "08:06:09"}; !strings.Contains(table, want[0]) || !strings.Contains(table, want[3]) {
+		t.Errorf("the table does not give the turns' times %v:\n%s", want, table)
+	}
+	if len(launches) != 2 || launches[0] == launches[1] || len(launches[0]) != 8 {
+		t.Errorf("launches %v, want two short IDs:\n%s", launches, table)
+	}
+}
