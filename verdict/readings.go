@@ -20,7 +20,7 @@ import (
 
 // MaxProblems bounds how many bad-input notes a turn keeps (the evidence names
 // the first ones; a hostile trace cannot grow the state).
-const MaxProblems = 4
+const MaxProblems = 8
 
 // MaxUnits bounds how many units a turn keeps; a real turn reads tens.
 const MaxUnits = 512
@@ -470,9 +470,11 @@ func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *Turn {
 	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: own}
 
 	t.EndTime = span.EndTimestamp()
-	t.SpeechEndToPost, t.HasSpeechEndToPost = optSeconds(attrs, semconv.TurnSpeechEndPost)
-	t.NotSent, t.HasNotSent = optSeconds(attrs, semconv.TurnNotSent)
-	t.Index, _ = r.integer(semconv.TurnIndex)
+	// No rule reads them, but a negative or impossible one is bad input
+	// all the same (docs/domain.md): the done reading would count it.
+	t.SpeechEndToPost, t.HasSpeechEndToPost = r.seconds(semconv.TurnSpeechEndPost)
+	t.NotSent, t.HasNotSent = r.seconds(semconv.TurnNotSent)
+	t.Index, _ = r.count(semconv.TurnIndex)
 	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
 		t.Link = link
 	}
@@ -541,28 +543,6 @@ func (t *Turn) readPool(r *attrReader) {
 		r.note("%s went down within a launch (%d → %d)", semconv.PoolResets, t.PoolBefore, t.PoolResets)
 		t.HasPoolResets = false
 	}
-}
-
-// optSeconds reads a duration no rule reads: a finite, non-negative number,
-// or nothing (never a problem of the turn's).
-func optSeconds(attrs pcommon.Map, key string) (float64, bool) {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return 0, false
-	}
-	var d float64
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		d = v.Double()
-	case pcommon.ValueTypeInt:
-		d = float64(v.Int())
-	default:
-		return 0, false
-	}
-	if math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
-		return 0, false
-	}
-	return d, true
 }
 
 // liveBeforeKeys are the known kinds' history keys, made once: a turn's
