@@ -246,7 +246,7 @@ func (r *attrReader) unreadable() bool {
 		return false
 	}
 	if v.Type() != pcommon.ValueTypeBool {
-		r.note("%s is a %s, want a bool", AttrJoinedUnderrunUnreadable, strings.ToLower(v.Type().String()))
+		r.note("%s %s", AttrJoinedUnderrunUnreadable, mistyped(v, "a bool"))
 		return true
 	}
 	return v.Bool()
@@ -263,7 +263,7 @@ func (r *attrReader) carry() {
 		return
 	}
 	if v.Type() != pcommon.ValueTypeSlice {
-		r.note("%s is a %s, want a string array", AttrJoinedProblems, strings.ToLower(v.Type().String()))
+		r.note("%s %s", AttrJoinedProblems, mistyped(v, "a string array"))
 		return
 	}
 	s := v.Slice()
@@ -294,9 +294,9 @@ func (r *attrReader) integer(key string) (int64, bool) {
 		if n, ok := wholeNumber(v.Double()); ok {
 			return n, true
 		}
-		r.note("%s is %v, want an integer", key, v.Double())
+		r.note("%s %s", key, notWhole(v.Double()))
 	default:
-		r.note("%s is a %s, want an integer", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "an integer"))
 	}
 	return 0, false
 }
@@ -314,7 +314,7 @@ func wholeNumber(d float64) (int64, bool) {
 func (r *attrReader) count(key string) (int64, bool) {
 	n, ok := r.integer(key)
 	if ok && n < 0 {
-		r.note("%s is negative (%d)", key, n)
+		r.note("%s %s", key, negativeCount(n))
 		return 0, false
 	}
 	return n, ok
@@ -330,14 +330,14 @@ func (r *attrReader) number(key string) (float64, bool) {
 	case pcommon.ValueTypeDouble:
 		d := v.Double()
 		if math.IsNaN(d) || math.IsInf(d, 0) {
-			r.note("%s is %v", key, d)
+			r.note("%s %s", key, notFinite(d))
 			return 0, false
 		}
 		return d, true
 	case pcommon.ValueTypeInt:
 		return float64(v.Int()), true
 	default:
-		r.note("%s is a %s, want a number", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a number"))
 		return 0, false
 	}
 }
@@ -346,7 +346,7 @@ func (r *attrReader) number(key string) (float64, bool) {
 func (r *attrReader) seconds(key string) (float64, bool) {
 	d, ok := r.number(key)
 	if ok && d < 0 {
-		r.note("%s is a negative duration (%.2f s)", key, d)
+		r.note("%s %s", key, negativeDuration(d))
 		return 0, false
 	}
 	return d, ok
@@ -358,7 +358,7 @@ func (r *attrReader) boolean(key string) (bool, bool) {
 		return false, false
 	}
 	if v.Type() != pcommon.ValueTypeBool {
-		r.note("%s is a %s, want a bool", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a bool"))
 		return false, false
 	}
 	return v.Bool(), true
@@ -370,7 +370,7 @@ func (r *attrReader) str(key string) (string, bool) {
 		return "", false
 	}
 	if v.Type() != pcommon.ValueTypeStr {
-		r.note("%s is a %s, want a string", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a string"))
 		return "", false
 	}
 	if n := len(v.Str()); n > MaxValueBytes {
@@ -386,7 +386,7 @@ func (r *attrReader) strings(key string) []string {
 		return nil
 	}
 	if v.Type() != pcommon.ValueTypeSlice {
-		r.note("%s is a %s, want a string array", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a string array"))
 		return nil
 	}
 	s := v.Slice()
@@ -398,7 +398,7 @@ func (r *attrReader) strings(key string) []string {
 	for i := 0; i < s.Len(); i++ {
 		e := s.At(i)
 		if e.Type() != pcommon.ValueTypeStr {
-			r.note("%s[%d] is a %s, want a string", key, i, strings.ToLower(e.Type().String()))
+			r.note("%s[%d] %s", key, i, mistyped(e, "a string"))
 			return nil
 		}
 		if n := len(e.Str()); n > MaxValueBytes {
@@ -417,7 +417,7 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 		return nil, false
 	}
 	if v.Type() != pcommon.ValueTypeSlice {
-		r.note("%s is a %s, want an int array", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "an int array"))
 		return nil, false
 	}
 	s := v.Slice()
@@ -434,15 +434,15 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 		case pcommon.ValueTypeDouble:
 			var ok bool
 			if n, ok = wholeNumber(e.Double()); !ok {
-				r.note("%s[%d] is %v, want an integer", key, i-from, e.Double())
+				r.note("%s[%d] %s", key, i-from, notWhole(e.Double()))
 				return nil, false
 			}
 		default:
-			r.note("%s[%d] is a %s, want an integer", key, i-from, strings.ToLower(e.Type().String()))
+			r.note("%s[%d] %s", key, i-from, mistyped(e, "an integer"))
 			return nil, false
 		}
 		if n < 0 {
-			r.note("%s[%d] is negative (%d)", key, i-from, n)
+			r.note("%s[%d] %s", key, i-from, negativeCount(n))
 			return nil, false
 		}
 		out = append(out, n)
