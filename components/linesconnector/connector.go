@@ -190,9 +190,6 @@ type line struct {
 	// launch is the launch the connector gave a turn line that carries
 	// none (its resource has no service.instance.id); "" otherwise.
 	launch string
-	// assumed is what the connector assumed of the turn where its lines
-	// left it open (percause.lines.assumed).
-	assumed []string
 }
 
 func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {

@@ -84,14 +84,15 @@ func newLaunches(n int) *launches {
 	return &launches{bySource: map[string][]*launchTurn{}, byTrace: map[pcommon.TraceID]*launchTurn{}, ring: make([]*launchTurn, n)}
 }
 
-// launchOf gives a turn line that carries no launch its launch's ID; "" when
-// the line's resource names its launch itself.
-func (ls *launches) launchOf(l *line, trace pcommon.TraceID) string {
+// launchOf gives a turn line that carries no launch its launch's ID ("" when
+// the line's resource names its launch itself), and what was assumed in
+// giving it ("" when the evidence held).
+func (ls *launches) launchOf(l *line, trace pcommon.TraceID) (launch, assumed string) {
 	if _, ok := l.resource.Attributes().Get(semconv.ServiceInstanceID); ok {
-		return ""
+		return "", ""
 	}
 	if e, ok := ls.byTrace[trace]; ok {
-		return e.launch
+		return e.launch, ""
 	}
 	t := &l.rec.Turn
 	ls.seq++
@@ -118,9 +119,7 @@ func (ls *launches) launchOf(l *line, trace pcommon.TraceID) string {
 		// Said by the turn a launch was assumed to begin with, when it is
 		// this one; a turn placed before one already emitted cannot say it
 		// for that one.
-		if after.assumed != "" {
-			l.assumed = append(l.assumed, after.assumed)
-		}
+		assumed = after.assumed
 	}
 	list = append(list, nil)
 	copy(list[pos+1:], list[pos:])
@@ -128,7 +127,7 @@ func (ls *launches) launchOf(l *line, trace pcommon.TraceID) string {
 	ls.bySource[e.source] = list
 	ls.byTrace[trace] = e
 	ls.remember(e)
-	return e.launch
+	return e.launch, assumed
 }
 
 // before orders turns by their time, then by the order they came in.

@@ -55,7 +55,7 @@ func takeSpanID(trace pcommon.TraceID, take string) pcommon.SpanID {
 	return spanID(trace, semconv.SpanTTSTake+"/"+string(h[:8]), 0)
 }
 
-func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string) ptrace.SpanSlice {
+func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string, assumed []string) ptrace.SpanSlice {
 	rs := rss.AppendEmpty()
 	l.resource.CopyTo(rs.Resource())
 	if _, ok := rs.Resource().Attributes().Get(semconv.ServiceName); !ok {
@@ -64,10 +64,10 @@ func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string) ptrace.S
 	if l.launch != "" {
 		rs.Resource().Attributes().PutStr(semconv.ServiceInstanceID, l.launch)
 	}
-	if len(l.assumed) > 0 {
+	if len(assumed) > 0 {
 		// Beside the launch it qualifies: the verdict is made under this
 		// resource, and its evidence repeats what was assumed.
-		putStrings(rs.Resource().Attributes(), semconv.LinesAssumed, l.assumed)
+		putStrings(rs.Resource().Attributes(), semconv.LinesAssumed, assumed)
 	}
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
@@ -78,8 +78,8 @@ func stamp(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(
 
 // appendTurnSpans appends the voice.turn span of a turn line and one
 // voice.unit span per unit.
-func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceID) {
-	spans := scopeSpans(rss, l, semconv.ServicePhone)
+func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceID, assumed []string) {
+	spans := scopeSpans(rss, l, semconv.ServicePhone, assumed)
 	t := &l.rec.Turn
 	has := l.rec.Present.Has
 	end := stamp(l.at)
@@ -250,7 +250,7 @@ func lineProblems(l *line) []string {
 // appendTakeSpan appends the tts.take span of a take line, child of the
 // turn's voice.turn span.
 func appendTakeSpan(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceID) {
-	spans := scopeSpans(rss, l, semconv.ServiceEngine)
+	spans := scopeSpans(rss, l, semconv.ServiceEngine, nil)
 	t := &l.rec.Take
 	has := l.rec.Present.Has
 	sp := spans.AppendEmpty()

@@ -26,6 +26,10 @@ type heldTurn struct {
 	need    map[string]bool // take IDs of underrunning units still missing
 	takes   []*line
 	gone    bool
+	// assumed is what the connector assumed of the turn where its lines
+	// left it open: its launch, the take that joined it
+	// (percause.lines.assumed).
+	assumed []string
 }
 
 type heldTake struct {
@@ -140,7 +144,10 @@ func (s *state) addTurn(l *line, out *emission) {
 		out.drop(dropDuplicate)
 		return
 	}
-	l.launch = s.launches.launchOf(l, h.trace)
+	var assumed string
+	if l.launch, assumed = s.launches.launchOf(l, h.trace); assumed != "" {
+		h.assumed = append(h.assumed, assumed)
+	}
 	for _, u := range l.rec.Turn.Units {
 		if u.TakeID == "" {
 			continue
@@ -177,7 +184,7 @@ func (s *state) addTurn(l *line, out *emission) {
 			}
 			s.attach(h, tk, out)
 			if len(cands) > 1 {
-				l.assumed = append(l.assumed, ambiguousTake(id, tk.l.moment(), len(cands)))
+				h.assumed = append(h.assumed, ambiguousTake(id, tk.l.moment(), len(cands)))
 			}
 			break
 		}
@@ -261,7 +268,7 @@ func (s *state) addTake(l *line, out *emission) {
 		}
 		s.attach(h, tk, out)
 		if len(cands) > 1 {
-			h.l.assumed = append(h.l.assumed, ambiguousTurn(id, l.moment(), len(cands)))
+			h.assumed = append(h.assumed, ambiguousTurn(id, l.moment(), len(cands)))
 		}
 		s.maybeRelease(h, out)
 		return
@@ -349,7 +356,7 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 	if why != "" {
 		out.released = append(out.released, released{what: "turn", file: h.l.file, number: h.l.number, reason: why})
 	}
-	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace)
+	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace, h.assumed)
 	out.count(h.l)
 	for _, tk := range h.takes {
 		appendTakeSpan(out.traces.ResourceSpans(), tk, h.trace)
