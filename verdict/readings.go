@@ -63,8 +63,9 @@ type Turn struct {
 	Problems []string
 
 	// Carried onto the verdict for a reader of verdicts alone (the done
-	// reading, the route, when the turn happened); no rule reads them, so a
-	// bad value is left out, never bad input.
+	// reading, the route, when the turn happened); no rule reads them, but
+	// a negative or wrong-typed speech_end_to_post or not_sent is bad
+	// input all the same (the done reading would count it), and left out.
 	EndTime                        pcommon.Timestamp
 	Outputs                        []string
 	SpeechEndToPost, NotSent       float64
