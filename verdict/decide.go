@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/percause/percause/instr/semconv"
 )
 
@@ -135,6 +137,7 @@ func evidence(p *Trace, t *turnView, f *findings, v Verdict, c *Rules, forced Fo
 	} else if t.across.unseen > 0 && len(t.problems) == 0 {
 		parts = append(parts, unseenSentence(t.across.unseen))
 	}
+	parts = appendAssumed(parts, p.Turn)
 	if len(t.problems) > 0 {
 		parts = append(parts, "bad input: "+strings.Join(t.problems, "; "))
 	}
@@ -156,6 +159,29 @@ func evidence(p *Trace, t *turnView, f *findings, v Verdict, c *Rules, forced Fo
 		parts = append(parts, s)
 	}
 	return truncate(strings.Join(parts, "; "), MaxEvidence)
+}
+
+// maxAssumedBytes bounds one sentence of what was assumed.
+const maxAssumedBytes = 256
+
+// appendAssumed repeats what the lines connector assumed of the turn where
+// its lines left it open (semconv.LinesAssumed, on the turn's resource):
+// the sentences it gives, each bounded, at most MaxProblems of them.
+func appendAssumed(parts []string, turn *Turn) []string {
+	if turn == nil {
+		return parts
+	}
+	v, ok := turn.Resource.Attributes().Get(semconv.LinesAssumed)
+	if !ok || v.Type() != pcommon.ValueTypeSlice {
+		return parts
+	}
+	s := v.Slice()
+	for i := 0; i < s.Len() && i < MaxProblems; i++ {
+		if e := s.At(i); e.Type() == pcommon.ValueTypeStr && e.Str() != "" {
+			parts = append(parts, truncate(e.Str(), maxAssumedBytes))
+		}
+	}
+	return parts
 }
 
 // forcedSentence says why a turn was decided early and what was missing.

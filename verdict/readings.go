@@ -20,7 +20,7 @@ import (
 
 // MaxProblems bounds how many bad-input notes a turn keeps (the evidence names
 // the first ones; a hostile trace cannot grow the state).
-const MaxProblems = 4
+const MaxProblems = 8
 
 // MaxUnits bounds how many units a turn keeps; a real turn reads tens.
 const MaxUnits = 512
@@ -63,8 +63,9 @@ type Turn struct {
 	Problems []string
 
 	// Carried onto the verdict for a reader of verdicts alone (the done
-	// reading, the route, when the turn happened); no rule reads them, so a
-	// bad value is left out, never bad input.
+	// reading, the route, when the turn happened); no rule reads them, but
+	// a negative or wrong-typed speech_end_to_post or not_sent is bad
+	// input all the same (the done reading would count it), and left out.
 	EndTime                        pcommon.Timestamp
 	Outputs                        []string
 	SpeechEndToPost, NotSent       float64
@@ -246,7 +247,7 @@ func (r *attrReader) unreadable() bool {
 		return false
 	}
 	if v.Type() != pcommon.ValueTypeBool {
-		r.note("%s is a %s, want a bool", AttrJoinedUnderrunUnreadable, strings.ToLower(v.Type().String()))
+		r.note("%s %s", AttrJoinedUnderrunUnreadable, mistyped(v, "a bool"))
 		return true
 	}
 	return v.Bool()
@@ -263,7 +264,7 @@ func (r *attrReader) carry() {
 		return
 	}
 	if v.Type() != pcommon.ValueTypeSlice {
-		r.note("%s is a %s, want a string array", AttrJoinedProblems, strings.ToLower(v.Type().String()))
+		r.note("%s %s", AttrJoinedProblems, mistyped(v, "a string array"))
 		return
 	}
 	s := v.Slice()
@@ -294,9 +295,9 @@ func (r *attrReader) integer(key string) (int64, bool) {
 		if n, ok := wholeNumber(v.Double()); ok {
 			return n, true
 		}
-		r.note("%s is %v, want an integer", key, v.Double())
+		r.note("%s %s", key, notWhole(v.Double()))
 	default:
-		r.note("%s is a %s, want an integer", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "an integer"))
 	}
 	return 0, false
 }
@@ -314,7 +315,7 @@ func wholeNumber(d float64) (int64, bool) {
 func (r *attrReader) count(key string) (int64, bool) {
 	n, ok := r.integer(key)
 	if ok && n < 0 {
-		r.note("%s is negative (%d)", key, n)
+		r.note("%s %s", key, negativeCount(n))
 		return 0, false
 	}
 	return n, ok
@@ -330,14 +331,14 @@ func (r *attrReader) number(key string) (float64, bool) {
 	case pcommon.ValueTypeDouble:
 		d := v.Double()
 		if math.IsNaN(d) || math.IsInf(d, 0) {
-			r.note("%s is %v", key, d)
+			r.note("%s %s", key, notFinite(d))
 			return 0, false
 		}
 		return d, true
 	case pcommon.ValueTypeInt:
 		return float64(v.Int()), true
 	default:
-		r.note("%s is a %s, want a number", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a number"))
 		return 0, false
 	}
 }
@@ -346,7 +347,7 @@ func (r *attrReader) number(key string) (float64, bool) {
 func (r *attrReader) seconds(key string) (float64, bool) {
 	d, ok := r.number(key)
 	if ok && d < 0 {
-		r.note("%s is a negative duration (%.2f s)", key, d)
+		r.note("%s %s", key, negativeDuration(d))
 		return 0, false
 	}
 	return d, ok
@@ -358,7 +359,7 @@ func (r *attrReader) boolean(key string) (bool, bool) {
 		return false, false
 	}
 	if v.Type() != pcommon.ValueTypeBool {
-		r.note("%s is a %s, want a bool", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a bool"))
 		return false, false
 	}
 	return v.Bool(), true
@@ -370,7 +371,7 @@ func (r *attrReader) str(key string) (string, bool) {
 		return "", false
 	}
 	if v.Type() != pcommon.ValueTypeStr {
-		r.note("%s is a %s, want a string", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a string"))
 		return "", false
 	}
 	if n := len(v.Str()); n > MaxValueBytes {
@@ -386,7 +387,7 @@ func (r *attrReader) strings(key string) []string {
 		return nil
 	}
 	if v.Type() != pcommon.ValueTypeSlice {
-		r.note("%s is a %s, want a string array", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "a string array"))
 		return nil
 	}
 	s := v.Slice()
@@ -398,7 +399,7 @@ func (r *attrReader) strings(key string) []string {
 	for i := 0; i < s.Len(); i++ {
 		e := s.At(i)
 		if e.Type() != pcommon.ValueTypeStr {
-			r.note("%s[%d] is a %s, want a string", key, i, strings.ToLower(e.Type().String()))
+			r.note("%s[%d] %s", key, i, mistyped(e, "a string"))
 			return nil
 		}
 		if n := len(e.Str()); n > MaxValueBytes {
@@ -417,7 +418,7 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 		return nil, false
 	}
 	if v.Type() != pcommon.ValueTypeSlice {
-		r.note("%s is a %s, want an int array", key, strings.ToLower(v.Type().String()))
+		r.note("%s %s", key, mistyped(v, "an int array"))
 		return nil, false
 	}
 	s := v.Slice()
@@ -434,15 +435,15 @@ func (r *attrReader) counts(key string) ([]int64, bool) {
 		case pcommon.ValueTypeDouble:
 			var ok bool
 			if n, ok = wholeNumber(e.Double()); !ok {
-				r.note("%s[%d] is %v, want an integer", key, i-from, e.Double())
+				r.note("%s[%d] %s", key, i-from, notWhole(e.Double()))
 				return nil, false
 			}
 		default:
-			r.note("%s[%d] is a %s, want an integer", key, i-from, strings.ToLower(e.Type().String()))
+			r.note("%s[%d] %s", key, i-from, mistyped(e, "an integer"))
 			return nil, false
 		}
 		if n < 0 {
-			r.note("%s[%d] is negative (%d)", key, i-from, n)
+			r.note("%s[%d] %s", key, i-from, negativeCount(n))
 			return nil, false
 		}
 		out = append(out, n)
@@ -470,9 +471,11 @@ func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *Turn {
 	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: own}
 
 	t.EndTime = span.EndTimestamp()
-	t.SpeechEndToPost, t.HasSpeechEndToPost = optSeconds(attrs, semconv.TurnSpeechEndPost)
-	t.NotSent, t.HasNotSent = optSeconds(attrs, semconv.TurnNotSent)
-	t.Index, _ = r.integer(semconv.TurnIndex)
+	// No rule reads them, but a negative or impossible one is bad input
+	// all the same (docs/domain.md): the done reading would count it.
+	t.SpeechEndToPost, t.HasSpeechEndToPost = r.seconds(semconv.TurnSpeechEndPost)
+	t.NotSent, t.HasNotSent = r.seconds(semconv.TurnNotSent)
+	t.Index, _ = r.count(semconv.TurnIndex)
 	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
 		t.Link = link
 	}
@@ -541,28 +544,6 @@ func (t *Turn) readPool(r *attrReader) {
 		r.note("%s went down within a launch (%d → %d)", semconv.PoolResets, t.PoolBefore, t.PoolResets)
 		t.HasPoolResets = false
 	}
-}
-
-// optSeconds reads a duration no rule reads: a finite, non-negative number,
-// or nothing (never a problem of the turn's).
-func optSeconds(attrs pcommon.Map, key string) (float64, bool) {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return 0, false
-	}
-	var d float64
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		d = v.Double()
-	case pcommon.ValueTypeInt:
-		d = float64(v.Int())
-	default:
-		return 0, false
-	}
-	if math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
-		return 0, false
-	}
-	return d, true
 }
 
 // liveBeforeKeys are the known kinds' history keys, made once: a turn's

@@ -251,9 +251,9 @@ func TestCheckNamesEachFault(t *testing.T) {
 	}
 	all := strings.Join(text, "\n")
 	for _, want := range []string{
-		"mistyped  voice.turn: pippa.turn.units is a string, want int",
+		"mistyped  voice.turn: pippa.turn.units is a str, want an integer",
 		"unknown   voice.turn: pippa.turn.stuter is not in the registry (did you mean pippa.turn.stutter?)",
-		"range     voice.turn: pippa.listen.total is -0.5, must not be negative",
+		"range     voice.turn: pippa.listen.total is a negative duration (-0.50 s)",
 		"range     voice.turn: network.connection.type is \"lte\", not one of wifi, cell, wired, unavailable, unknown",
 		"missing   voice.unit 2: pippa.unit.cushion (required: when the unit underran)",
 		"structure voice.unit 3 is not a child of the turn's voice.turn span",

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/percause/percause/components/linesconnector"
+	"github.com/percause/percause/exporters/textlines"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/assembly/inproc"
 	"github.com/percause/percause/internal/leaf/freeport"
@@ -140,9 +142,10 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	inputs = inTimeOrder(inputs)
 	tally := newTally()
+	readFrom := time.Now()
 	day, malformed, err := readLines(ctx, inputs, stdin, *window, tally)
 	for _, m := range malformed {
-		fmt.Fprintf(stderr, "%s:%d: malformed line (%s): %s\n", m.file, m.line, m.reason, m.detail)
+		fmt.Fprintln(stderr, m)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lines: %v\n", err)
@@ -160,7 +163,7 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			err = writeJSONTally(stdout, tally)
 		}
 	} else {
-		if err = dayreport.WriteTable(stdout, day.Turns); err == nil {
+		if err = dayreport.WriteTable(stdout, ownTimes(day.Turns, readFrom)); err == nil {
 			fmt.Fprintln(stdout)
 			err = dayreport.WriteSummary(stdout, sum)
 		}
@@ -197,6 +200,20 @@ func linesExit(t *lineTally, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// ownTimes is the turns as the table gives them: a turn whose line had no
+// time of its own was stamped when it was read, during this run, and its
+// time is left out ("-") rather than the run's.
+func ownTimes(turns []dayreport.Turn, readFrom time.Time) []dayreport.Turn {
+	out := slices.Clone(turns)
+	from := pcommon.NewTimestampFromTime(readFrom)
+	for i := range out {
+		if out[i].Start >= from {
+			out[i].Start = 0
+		}
+	}
+	return out
 }
 
 // writeJSONTally ends the JSON output with what was read: one object.
@@ -274,6 +291,17 @@ type malformedLine struct {
 	line   int64
 	reason string
 	detail string
+	// say is what the reader itself says of the line (a refusal, a NUL run
+	// skipped), after its file and number; "" for a line the connector
+	// refused (reason and detail).
+	say string
+}
+
+func (m malformedLine) String() string {
+	if m.say != "" {
+		return fmt.Sprintf("%s:%d: %s", m.file, m.line, m.say)
+	}
+	return fmt.Sprintf("%s:%d: malformed line (%s): %s", m.file, m.line, m.reason, m.detail)
 }
 
 // readLines runs the files through the in-process pipeline and reads the day
@@ -322,8 +350,9 @@ func readLines(ctx context.Context, files []inputFile, stdin io.Reader, window t
 	if err := col.Stop(); err != nil && sendErr == nil {
 		sendErr = err
 	}
+	malformed = append(malformed, tally.notes...)
 	if sendErr != nil {
-		return nil, malformed, sendErr
+		return nil, sortMalformed(malformed, files), sendErr
 	}
 	f, err := os.Open(tracesPath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -372,12 +401,8 @@ func sendFile(ctx context.Context, url string, in inputFile, stdin io.Reader, ta
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 			return fmt.Errorf("reading %s: %w", label, err)
 		}
-		switch {
-		case len(head) == 0:
-			ft.Skipped = "empty"
-			return nil
-		case bytes.IndexByte(head, 0) >= 0:
-			ft.Skipped = "a binary file, not lines of text"
+		if why := notText(head); why != "" {
+			ft.Skipped = why
 			return nil
 		}
 		r = br
@@ -389,8 +414,7 @@ func sendFile(ctx context.Context, url string, in inputFile, stdin io.Reader, ta
 		defer closeFile()
 		r = f
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	lines := newLineReader(r)
 	now := pcommon.NewTimestampFromTime(time.Now())
 	var ld plog.Logs
 	var lrs plog.LogRecordSlice
@@ -423,28 +447,46 @@ func sendFile(ctx context.Context, url string, in inputFile, stdin io.Reader, ta
 		lrs = ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
 	}
 	reset()
-	n := int64(0)
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		tally.count(ft, line)
-		if strings.TrimSpace(line) == "" {
+	for {
+		l, err := lines.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: line %d: %w", label, lines.number+1, err)
+		}
+		for _, run := range l.nulRuns {
+			tally.NULRuns++
+			tally.notes = append(tally.notes, malformedLine{file: label, line: l.number,
+				say: fmt.Sprintf("skipped a run of %d NUL bytes", run)})
+		}
+		if l.tooLong > 0 {
+			tally.refuse(ft, textlines.ReasonTooLong)
+			tally.notes = append(tally.notes, malformedLine{file: label, line: l.number, reason: textlines.ReasonTooLong,
+				say: fmt.Sprintf("refused (%s): the line has %d bytes, at most %d; the lines after it are read", textlines.ReasonTooLong, l.tooLong, maxLineBytes)})
 			continue
 		}
-		lr := lrs.AppendEmpty()
-		lr.Body().SetStr(line)
-		lr.SetObservedTimestamp(now)
-		lr.Attributes().PutStr(linesconnector.AttrFileName, label)
-		lr.Attributes().PutInt(linesconnector.AttrRecordNumber, n)
-		if lrs.Len() >= linesPerRequest {
-			if err := flush(); err != nil {
-				return err
-			}
-			reset()
+		if len(l.parts) == 0 {
+			tally.Read++ // NUL bytes and nothing else
+			ft.Read++
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading %s: line %d: %w", label, n+1, err)
+		for _, line := range l.parts {
+			tally.count(ft, line)
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			lr := lrs.AppendEmpty()
+			lr.Body().SetStr(line)
+			lr.SetObservedTimestamp(now)
+			lr.Attributes().PutStr(linesconnector.AttrFileName, label)
+			lr.Attributes().PutInt(linesconnector.AttrRecordNumber, l.number)
+			if lrs.Len() >= linesPerRequest {
+				if err := flush(); err != nil {
+					return err
+				}
+				reset()
+			}
+		}
 	}
 	return flush()
 }

@@ -10,9 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"html"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -504,5 +507,189 @@ func TestLinesReadsRotationsOldestFirst(t *testing.T) {
 				t.Errorf("%d turn lines, want 3", last.Lines.TurnLines)
 			}
 		})
+	}
+}
+
+// TestLinesKeepReading: the reader keeps reading past what a real log
+// holds besides lines: a line longer than the reader takes (over 1 MiB) is
+// refused, counted and named with its file and line number, and the lines
+// after it are read; a run of NUL bytes (what a crash leaves where the log
+// was not yet written) is skipped, counted and named, and the line after it
+// is read, where it made the whole file "binary" before. Run in process
+// (runLines), on real files.
+func TestLinesKeepReading(t *testing.T) {
+	long := "2026-11-30T08:00:30.000Z pippa: " + strings.Repeat("x", 2<<20) + "\n"
+	turn := func(i int) string {
+		return fmt.Sprintf("2026-11-30T08:%02d:09.120Z pippa: [voice-turn] turn=%d link=wifi underruns=0,0 pool_reset=0 live=players:0 gaps=0.12a(0.40),0.12a(0.40)\n", i, i)
+	}
+	for _, c := range []struct {
+		name    string
+		data    string
+		turns   int
+		code    int
+		say     []string
+		refused map[string]int
+		nuls    int
+	}{
+		{"a line over 1 MiB", turn(1) + long + turn(2) + turn(3), 3, 1,
+			[]string{"phone.log:2: refused (too_long): the line has 2097184 bytes, at most 1048576; the lines after it are read\n"},
+			map[string]int{"too_long": 1}, 0},
+		{"a run of NUL bytes at the start", strings.Repeat("\x00", 9000) + turn(1) + turn(2), 2, 0,
+			[]string{"phone.log:1: skipped a run of 9000 NUL bytes\n"}, map[string]int{}, 1},
+		{"a run of NUL bytes after a torn line", turn(1) + "2026-11-30T08:01:09.120Z pippa: [voice-tu" + strings.Repeat("\x00", 4096) + turn(2) + turn(3), 3, 0,
+			[]string{"phone.log:2: skipped a run of 4096 NUL bytes\n"}, map[string]int{}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string][]byte{"phone.log": []byte(c.data)})
+			var out, errb bytes.Buffer
+			code := runLines(context.Background(), []string{"--json", filepath.Join(dir, "phone.log")}, strings.NewReader(""), &out, &errb)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", code, c.code, errb.String())
+			}
+			errs := strings.ReplaceAll(errb.String(), dir+string(filepath.Separator), "")
+			for _, s := range c.say {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr does not say %q:\n%s", s, errs)
+				}
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			var last jsonTurn
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Lines == nil {
+				t.Fatalf("the JSON does not end with the lines read: %q (%v)", lines[len(lines)-1], err)
+			}
+			if last.Lines.TurnLines != c.turns || len(lines)-1 != c.turns+1 {
+				t.Errorf("%d turn lines read, %d JSON objects; want %d turns and the summary\n%s", last.Lines.TurnLines, len(lines)-1, c.turns, out.String())
+			}
+			if !maps.Equal(last.Lines.Refused, c.refused) {
+				t.Errorf("refused %v, want %v", last.Lines.Refused, c.refused)
+			}
+			if last.Lines.NULRuns != c.nuls {
+				t.Errorf("%d NUL runs counted, want %d", last.Lines.NULRuns, c.nuls)
+			}
+		})
+	}
+}
+
+// TestLineReader: the reader's lines, each with its number, its text split
+// at NUL runs, the runs cut out, and a line over maxLineBytes refused with
+// its length (its end not counted) while the next line is read.
+func TestLineReader(t *testing.T) {
+	big := strings.Repeat("y", maxLineBytes+1)
+	for _, c := range []struct {
+		name string
+		in   string
+		want []readLine
+	}{
+		{"lines, CRLF, no end", "a\r\nb\n\nc", []readLine{{number: 1, parts: []string{"a"}}, {number: 2, parts: []string{"b"}}, {number: 3, parts: []string{""}}, {number: 4, parts: []string{"c"}}}},
+		{"a NUL run alone", "\x00\x00\x00\nb\n", []readLine{{number: 1, nulRuns: []int{3}}, {number: 2, parts: []string{"b"}}}},
+		{"a torn line, then one after the run", "tor\x00\x00n\n", []readLine{{number: 1, parts: []string{"tor", "n"}, nulRuns: []int{2}}}},
+		{"a run at the end", "a\x00\x00", []readLine{{number: 1, parts: []string{"a"}, nulRuns: []int{2}}}},
+		{"just over the bound", big + "\r\nnext\n", []readLine{{number: 1, tooLong: maxLineBytes + 1}, {number: 2, parts: []string{"next"}}}},
+		{"at the bound", big[1:] + "\r\nnext", []readLine{{number: 1, parts: []string{big[1:]}}, {number: 2, parts: []string{"next"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lr := newLineReader(strings.NewReader(c.in))
+			var got []readLine
+			for {
+				l, err := lr.next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, l)
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("%d lines, want %d: %+v", len(got), len(c.want), got)
+			}
+			for i := range got {
+				g, w := got[i], c.want[i]
+				if g.number != w.number || !slices.Equal(g.parts, w.parts) || !slices.Equal(g.nulRuns, w.nulRuns) || g.tooLong != w.tooLong {
+					t.Errorf("line %d: number %d, %d parts, runs %v, too long %d; want number %d, %d parts, runs %v, too long %d",
+						i+1, g.number, len(g.parts), g.nulRuns, g.tooLong, w.number, len(w.parts), w.nulRuns, w.tooLong)
+				}
+			}
+		})
+	}
+}
+
+// FuzzLineReader: any bytes read as lines never panic the reader; it
+// numbers every line, no text it gives holds a NUL or a line's end, and
+// the text and the NUL runs it gives never outgrow what it read.
+func FuzzLineReader(f *testing.F) {
+	for _, s := range []string{"a\r\nb\n", "\x00\x00\x00[voice-turn] turn=1\n", "torn[voice-tu\x00\x00\x00\x00[voice-turn] turn=2\r\n", "\n\n\x00", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		lr := newLineReader(bytes.NewReader(in))
+		total := 0
+		for n := int64(1); ; n++ {
+			l, err := lr.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.number != n {
+				t.Fatalf("line %d numbered %d", n, l.number)
+			}
+			for _, p := range l.parts {
+				if strings.ContainsAny(p, "\x00\n") {
+					t.Fatalf("line %d gives %q", n, p)
+				}
+				total += len(p)
+			}
+			for _, r := range l.nulRuns {
+				total += r
+			}
+			if total > len(in) {
+				t.Fatalf("gave %d bytes of %d read", total, len(in))
+			}
+		}
+	})
+}
+
+// TestLinesTableShowsTimeAndLaunch: the per-turn table gives each turn its
+// time and its launch (a short ID), and a line where a launch begins, so a
+// relaunch's turn 1 does not sit under the last launch's turns with
+// nothing between them. Run in process on real files.
+func TestLinesTableShowsTimeAndLaunch(t *testing.T) {
+	turn := func(min, pid, i int, uptime float64) string {
+		return fmt.Sprintf("2026-11-30 08:%02d:09.120000+0000 Pippa[%d:7001] <Notice> [voice-turn] turn=%d link=wifi underruns=0,0 pool_reset=0 live=players:0 health:app_uptime=%.2f gaps=0.12a(0.40),0.12a(0.40)\n", min, pid, i, uptime)
+	}
+	dir := writeFiles(t, map[string][]byte{"phone.log": []byte(turn(0, 311, 1, 30) + turn(1, 311, 2, 90) + turn(5, 312, 1, 20) + turn(6, 312, 2, 80))})
+	var out, errb bytes.Buffer
+	if code := runLines(context.Background(), []string{filepath.Join(dir, "phone.log")}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	table := strings.SplitN(out.String(), "\n\n", 2)[0]
+	rows := strings.Split(table, "\n")
+	if len(rows) != 7 {
+		t.Fatalf("the table has %d rows, want a header, 2 launch lines and 4 turns:\n%s", len(rows), table)
+	}
+	if !strings.HasPrefix(rows[0], "time      launch    turn  trace") {
+		t.Errorf("header %q", rows[0])
+	}
+	var launches []string
+	for i, r := range rows[1:] {
+		if id, ok := strings.CutPrefix(r, "── launch "); ok {
+			launches = append(launches, strings.Fields(id)[0])
+			if i != 0 && i != 3 {
+				t.Errorf("a launch begins at row %d: %q", i+1, r)
+			}
+			continue
+		}
+		f := strings.Fields(r)
+		if len(f) < 3 || len(launches) == 0 || f[1] != launches[len(launches)-1] {
+			t.Errorf("row %q does not name the launch begun above it (%v)", r, launches)
+		}
+	}
+	if want := []string{"08:00:09", "08:01:09", "08:05:09", "08:06:09"}; !strings.Contains(table, want[0]) || !strings.Contains(table, want[3]) {
+		t.Errorf("the table does not give the turns' times %v:\n%s", want, table)
+	}
+	if len(launches) != 2 || launches[0] == launches[1] || len(launches[0]) != 8 {
+		t.Errorf("launches %v, want two short IDs:\n%s", launches, table)
 	}
 }

@@ -110,20 +110,166 @@ func sniff(r io.Reader) (skip string, first time.Time, err error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return "", time.Time{}, err
 	}
-	switch {
-	case len(head) == 0:
-		return "empty", time.Time{}, nil
-	case bytes.IndexByte(head, 0) >= 0:
-		return "a binary file, not lines of text", time.Time{}, nil
+	if why := notText(head); why != "" {
+		return why, time.Time{}, nil
 	}
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 0; n < sniffLines && sc.Scan(); n++ {
-		if rec, err := textlines.Read(sc.Text()); err == nil && !rec.Time.IsZero() {
-			return "", rec.Time, nil
+	lr := newLineReader(br)
+	for n := 0; n < sniffLines; n++ {
+		l, err := lr.next()
+		if err != nil {
+			break
+		}
+		for _, text := range l.parts {
+			if rec, err := textlines.Read(text); err == nil && !rec.Time.IsZero() {
+				return "", rec.Time, nil
+			}
 		}
 	}
 	return "", time.Time{}, nil
+}
+
+// notText says why a file's head is not lines of text ("" when it is):
+// empty, or binary. NUL bytes are not counted: a crash leaves runs of
+// them in a log, which the reader skips; a binary file has other control
+// bytes too (an ELF header, a core dump, a database). A stray control byte
+// in a log (fewer than 1 in 100) leaves it text.
+func notText(head []byte) string {
+	if len(head) == 0 {
+		return "empty"
+	}
+	control, text := 0, 0
+	for _, b := range head {
+		switch {
+		case b == 0:
+		case b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f' && b != '\v' && b != 0x1b, b == 0x7f:
+			control++
+		default:
+			text++
+		}
+	}
+	if control > 0 && control*100 >= control+text {
+		return "a binary file, not lines of text"
+	}
+	return ""
+}
+
+// maxLineBytes bounds a line the reader takes (NUL runs not counted): a
+// longer one is refused, counted and named, and the reader goes on with
+// the line after it. The line format's own bound is smaller
+// (textlines.MaxLineBytes); past this one, the reader does not hold it.
+const maxLineBytes = 1 << 20
+
+// lineReader reads a log's lines as they are: any length (a line over
+// maxLineBytes is read past, not held), NUL runs cut out and counted.
+type lineReader struct {
+	br     *bufio.Reader
+	number int64 // the number of the last line read, from 1
+	part   []byte
+}
+
+// readLine is one line of a log: its text, split where NUL runs were (a
+// crash leaves them where a line was torn, and the writer starts a line
+// after them), or its length when refused as too long.
+type readLine struct {
+	number  int64
+	parts   []string
+	nulRuns []int // the length of each NUL run cut out
+	tooLong int   // the line's length in bytes (without its end), when over maxLineBytes
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &lineReader{br: br}
+}
+
+// next reads the next line; io.EOF when there is none.
+func (lr *lineReader) next() (readLine, error) {
+	l := readLine{number: lr.number + 1}
+	lr.part = lr.part[:0]
+	kept, run, read := 0, 0, 0 // kept: the line's bytes other than NUL
+	var last [2]byte           // its last two bytes kept, for its end
+	for {
+		chunk, err := lr.br.ReadSlice('\n')
+		read += len(chunk)
+		for len(chunk) > 0 {
+			if chunk[0] == 0 {
+				n := 1
+				for n < len(chunk) && chunk[n] == 0 {
+					n++
+				}
+				run += n
+				chunk = chunk[n:]
+				continue
+			}
+			if run > 0 {
+				// A NUL run ends the text before it: a torn line, and a
+				// line the writer began after it.
+				l.nulRuns = append(l.nulRuns, run)
+				run = 0
+				l.parts = lr.endPart(l.parts)
+			}
+			n := bytes.IndexByte(chunk, 0)
+			if n < 0 {
+				n = len(chunk)
+			}
+			kept += n
+			if kept <= maxLineBytes+2 { // +2: the line's end (\r\n) is not counted
+				lr.part = append(lr.part, chunk[:n]...)
+			}
+			if n >= 2 {
+				last = [2]byte{chunk[n-2], chunk[n-1]}
+			} else {
+				last = [2]byte{last[1], chunk[0]}
+			}
+			chunk = chunk[n:]
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return readLine{}, err
+		}
+		if err != nil && read == 0 {
+			return readLine{}, io.EOF
+		}
+		break
+	}
+	lr.number++
+	if run > 0 {
+		l.nulRuns = append(l.nulRuns, run)
+	}
+	if length := kept - lineEndLen(last); length > maxLineBytes {
+		l.tooLong, l.parts = length, nil
+		return l, nil
+	}
+	if text := strings.TrimRight(string(lr.part), "\r\n"); text != "" || len(l.parts) == 0 && len(l.nulRuns) == 0 {
+		l.parts = append(l.parts, text)
+	}
+	return l, nil
+}
+
+// endPart ends the text read so far (at a NUL run), keeping it unless it is
+// empty.
+func (lr *lineReader) endPart(parts []string) []string {
+	if text := strings.TrimRight(string(lr.part), "\r\n"); text != "" {
+		parts = append(parts, text)
+	}
+	lr.part = lr.part[:0]
+	return parts
+}
+
+// lineEndLen is the length of the line's end its last two bytes hold.
+func lineEndLen(last [2]byte) int {
+	switch {
+	case last == [2]byte{'\r', '\n'}:
+		return 2
+	case last[1] == '\n':
+		return 1
+	}
+	return 0
 }
 
 // inTimeOrder orders the rotations of each log from the oldest: by their
@@ -173,7 +319,11 @@ type lineTally struct {
 	Refused   map[string]int `json:"refused"`
 	Unknown   map[string]int `json:"unknown_fields"`
 	NotOurs   int            `json:"not_ours"`
+	NULRuns   int            `json:"nul_runs,omitempty"` // runs of NUL bytes skipped
 	Files     []fileTally    `json:"files"`
+	// notes are what the reader said of lines (refused, NUL runs
+	// skipped), each with its file and line number, for standard error.
+	notes []malformedLine
 }
 
 // fileTally is one file's part, and why it was not read when it was not.
@@ -229,6 +379,13 @@ func (t *lineTally) count(f *fileTally, line string) {
 	}
 }
 
+// refuse counts a line the reader refused before the line format read it.
+func (t *lineTally) refuse(f *fileTally, reason string) {
+	t.Read++
+	f.Read++
+	t.Refused[reason]++
+}
+
 func (t *lineTally) refused() int {
 	n := 0
 	for _, c := range t.Refused {
@@ -258,6 +415,9 @@ func (t *lineTally) write(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(b, "refused: %s (each on standard error, with its file, line and faults)\n", strings.Join(parts, ", "))
+	}
+	if t.NULRuns > 0 {
+		fmt.Fprintf(b, "skipped: %d runs of NUL bytes (each on standard error, with its file and line)\n", t.NULRuns)
 	}
 	if len(t.Unknown) > 0 {
 		names := make([]string, 0, len(t.Unknown))

@@ -22,6 +22,14 @@ func FuzzConsumeLogs(f *testing.F) {
 		"[voice-turn] underruns=0,1 broke=2:1/0.40/1.00@x route_change@0.5=override:builtin_speaker +bluetooth",
 		"[tts-take] take=t\n[tts-take] take=t\n[voice-turn] broke=1:1/0.1/0.1@t",
 		"noise\n[voice-turn]\n\r\n",
+		// Two processes' identical lines under BSD syslog prefixes.
+		"Nov 30 08:00:30 studio pippa[311]: [voice-turn] turn=1 units=0\nNov 30 08:00:30 studio pippa[312]: [voice-turn] turn=1 units=0",
+		// A phone asleep between turns, then turns missing and the start moved.
+		"2026-11-30T08:00:00Z [voice-turn] turn=1 units=0 health:device_uptime=5000,app_uptime=30\n2026-11-30T08:02:00Z [voice-turn] turn=2 units=0 health:device_uptime=5060,app_uptime=90\n2026-11-30T08:30:00Z [voice-turn] turn=5 units=0 health:app_uptime=200",
+		// A take ID the engine reused within the window.
+		"2026-11-30T08:00:00Z [tts-take] take=t2 need=0.20\n2026-11-30T08:02:50Z [tts-take] take=t2 need=3.00\n2026-11-30T08:03:00Z [voice-turn] turn=2 units=1 gaps=0.10 broke=1:1/0.50/1.50@t2",
+		// Negative and impossible scalars.
+		"[voice-turn] turn=-3 units=-3 underruns=-1 silent=-2.0 post=-1.0",
 	} {
 		f.Add(s)
 	}

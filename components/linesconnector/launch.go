@@ -3,6 +3,8 @@ package linesconnector
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -16,14 +18,28 @@ import (
 // Launches: the rules that read across turns (pool, state) read a launch's
 // turns, and a launch is the phone's service.instance.id. An app's lines
 // seldom carry one, so the connector gives each turn line without one the
-// launch it belongs to, from what the lines say:
+// launch it belongs to, from what the lines say
+// (docs/decisions/0249-launch-boundaries-from-evidence-that-holds.md):
 //
 //   - lines of one source (the same resource, and the same process ID when
-//     an os_log or syslog prefix names one) are one phone;
+//     an os_log or syslog prefix names one) are one phone, and two
+//     processes are two launches;
 //   - in time order (the line's own time, else the order the lines came
-//     in), a new launch begins where the turn index goes back or app_uptime
-//     drops, or where two timed turns with app_uptime place the launch's
-//     start apart by more than launchStartSlack.
+//     in), a new launch begins where the turn index goes back, app_uptime
+//     drops or device_uptime drops (a reboot), and nowhere else.
+//
+// The launch's start (the line's time less its app_uptime) is no boundary
+// by itself: iOS does not count sleep in uptime, so a phone asleep between
+// two turns places its launch's start later at every turn. Where it moves
+// later by more than launchStartSlack and the turn index goes on by one,
+// the turns are one launch. Where it moves so and turns are missing
+// between them (the index skips, or is not printed), the lines cannot tell
+// a relaunch whose first turns are not in the files from a phone asleep;
+// a new launch is assumed (so rotated files read newest first still find
+// their launches), and the turn it begins with says so
+// (percause.lines.assumed, which the verdict's evidence repeats), unless
+// device_uptime less app_uptime (the device's uptime when the app
+// launched, which a sleep leaves alone) says it is one launch.
 //
 // A turn is placed between the turns of its source already seen, before and
 // after it in time, so lines that arrive out of order (rotated files read
@@ -32,9 +48,10 @@ import (
 // UUID, so the same turn read again finds the same launch.
 
 // launchStartSlack bounds how far apart two turns of one launch may place
-// its start (the line's time less its app_uptime): the app's clock for its
-// uptime and the log's clock for the line's time drift apart a little, and
-// the uptime is printed with two decimals.
+// its start (the line's time less its app_uptime) before the turn says what
+// was assumed: the app's clock for its uptime and the log's clock for the
+// line's time drift apart a little, and the uptime is printed with two
+// decimals.
 const launchStartSlack = 2 * time.Second
 
 // launchTurn is one turn line's place in its source.
@@ -48,6 +65,8 @@ type launchTurn struct {
 	hasIndex  bool
 	uptime    float64
 	hasUptime bool
+	device    float64 // device_uptime
+	hasDevice bool
 	launch    string
 	slot      int // in launches.ring
 }
@@ -65,29 +84,42 @@ func newLaunches(n int) *launches {
 	return &launches{bySource: map[string][]*launchTurn{}, byTrace: map[pcommon.TraceID]*launchTurn{}, ring: make([]*launchTurn, n)}
 }
 
-// launchOf gives a turn line that carries no launch its launch's ID; "" when
-// the line's resource names its launch itself.
-func (ls *launches) launchOf(l *line, trace pcommon.TraceID) string {
+// launchOf gives a turn line that carries no launch its launch's ID ("" when
+// the line's resource names its launch itself), and what was assumed in
+// giving it ("" when the evidence held).
+func (ls *launches) launchOf(l *line, trace pcommon.TraceID) (launch, assumed string) {
 	if _, ok := l.resource.Attributes().Get(semconv.ServiceInstanceID); ok {
-		return ""
+		return "", ""
 	}
 	if e, ok := ls.byTrace[trace]; ok {
-		return e.launch
+		return e.launch, ""
 	}
 	t := &l.rec.Turn
 	ls.seq++
 	e := &launchTurn{source: sourceOf(l), trace: trace, at: l.at, seq: ls.seq, timed: l.timed,
 		index: t.Index, hasIndex: l.rec.Present.Has(textlines.FTurn),
-		uptime: t.AppUptime, hasUptime: l.rec.Present.Has(textlines.FAppUptime)}
+		uptime: t.AppUptime, hasUptime: l.rec.Present.Has(textlines.FAppUptime),
+		device: t.DeviceUptime, hasDevice: l.rec.Present.Has(textlines.FDeviceUptime)}
 	list := ls.bySource[e.source]
 	pos := sort.Search(len(list), func(i int) bool { return !list[i].before(e) })
+	var after, before boundary
+	if pos > 0 {
+		after = boundaryBetween(list[pos-1], e)
+	}
+	if pos < len(list) {
+		before = boundaryBetween(e, list[pos])
+	}
 	switch {
-	case pos > 0 && sameLaunch(list[pos-1], e):
+	case pos > 0 && !after.begins:
 		e.launch = list[pos-1].launch
-	case pos < len(list) && sameLaunch(e, list[pos]):
+	case pos < len(list) && !before.begins:
 		e.launch = list[pos].launch
 	default:
 		e.launch = launchID(e.source, trace)
+		// Said by the turn a launch was assumed to begin with, when it is
+		// this one; a turn placed before one already emitted cannot say it
+		// for that one.
+		assumed = after.assumed
 	}
 	list = append(list, nil)
 	copy(list[pos+1:], list[pos:])
@@ -95,7 +127,7 @@ func (ls *launches) launchOf(l *line, trace pcommon.TraceID) string {
 	ls.bySource[e.source] = list
 	ls.byTrace[trace] = e
 	ls.remember(e)
-	return e.launch
+	return e.launch, assumed
 }
 
 // before orders turns by their time, then by the order they came in.
@@ -106,24 +138,58 @@ func (e *launchTurn) before(o *launchTurn) bool {
 	return e.seq < o.seq
 }
 
-// sameLaunch says whether b, the next turn of the source after a in time,
-// is of a's launch.
-func sameLaunch(a, b *launchTurn) bool {
-	if a.hasIndex && b.hasIndex && b.index <= a.index {
-		return false // the turn index went back
+// boundary is what two turns of a source, next to each other in time, say
+// of a launch beginning between them.
+type boundary struct {
+	begins bool
+	// assumed says so when only the launch's start moving said it (a
+	// relaunch assumed); "" when the evidence holds.
+	assumed string
+}
+
+// boundaryBetween says whether a launch begins between a and b, the next
+// turn of the source after a in time.
+func boundaryBetween(a, b *launchTurn) boundary {
+	switch {
+	case a.hasIndex && b.hasIndex && b.index <= a.index:
+		return boundary{begins: true} // the turn index went back
+	case a.hasUptime && b.hasUptime && b.uptime < a.uptime:
+		return boundary{begins: true} // app_uptime dropped
+	case a.hasDevice && b.hasDevice && b.device < a.device:
+		return boundary{begins: true} // device_uptime dropped: a reboot
+	case !a.hasUptime || !b.hasUptime || !a.timed || !b.timed:
+		return boundary{}
+	case a.hasIndex && b.hasIndex && b.index == a.index+1:
+		return boundary{} // the next turn: asleep between them, if the start moved
+	case a.hasDevice && b.hasDevice && math.Abs((b.device-b.uptime)-(a.device-a.uptime)) <= launchStartSlack.Seconds():
+		// Launched at the same device uptime: the device's uptime and the
+		// app's stop alike while the phone sleeps, so this holds across a
+		// sleep, and a relaunch would move it.
+		return boundary{}
 	}
-	if a.hasUptime && b.hasUptime {
-		if b.uptime < a.uptime {
-			return false // app_uptime dropped
-		}
-		if a.timed && b.timed {
-			start := func(e *launchTurn) time.Time { return e.at.Add(-time.Duration(e.uptime * float64(time.Second))) }
-			if d := start(b).Sub(start(a)); d > launchStartSlack || d < -launchStartSlack {
-				return false // relaunched in between
-			}
+	wall := b.at.Sub(a.at).Seconds()
+	grew := b.uptime - a.uptime
+	if time.Duration((wall-grew)*float64(time.Second)) <= launchStartSlack {
+		return boundary{} // the start moved earlier, if at all: no relaunch does that
+	}
+	missing := "turns missing between them"
+	if a.hasIndex && b.hasIndex {
+		missing = fmt.Sprintf("turn %d not in the lines", a.index+1)
+		if b.index > a.index+2 {
+			missing = fmt.Sprintf("turns %d to %d not in the lines", a.index+1, b.index-1)
 		}
 	}
-	return true
+	return boundary{begins: true, assumed: fmt.Sprintf(
+		"assumed a new launch between %s and %s: app_uptime grew %.2f s in %.2f s of the log's time with %s (a relaunch, or asleep?)",
+		turnName(a), turnName(b), grew, wall, missing)}
+}
+
+// turnName names a turn in what was assumed: by its index, else its time.
+func turnName(e *launchTurn) string {
+	if e.hasIndex {
+		return "turn " + strconv.Itoa(e.index)
+	}
+	return "the turn at " + e.at.UTC().Format(time.RFC3339)
 }
 
 // remember keeps e in the ring, forgetting the oldest turn when it is full.

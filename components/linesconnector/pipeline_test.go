@@ -3,6 +3,7 @@ package linesconnector_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/percause/percause/components/linesconnector"
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testsupport/linestest"
 	"github.com/percause/percause/lab/verdicts"
 	"github.com/percause/percause/processors/verdictprocessor"
@@ -255,4 +257,39 @@ func spansOf(traces []ptrace.Traces) (out []struct {
 		}
 	}
 	return out
+}
+
+// TestNegativeScalarsAreBadInput: docs/lines.md says a negative duration or
+// count is read as given and decides the turn unknown, named after "bad
+// input:". Every scalar of a turn line does: the index, the declared
+// units, the totals of underruns and silence, and post, each named in the
+// evidence.
+func TestNegativeScalarsAreBadInput(t *testing.T) {
+	for name, tc := range map[string]struct {
+		line  string
+		names []string
+	}{
+		"underruns and silent":    {"[voice-turn] turn=1 link=wifi units=1 gaps=0.10 underruns=-1 silent=-2.0", []string{"underruns=-1", "silent=-2.00"}},
+		"post":                    {"[voice-turn] turn=1 link=wifi units=1 gaps=0.10 underruns=0 post=-1.0", []string{"pippa.turn.speech_end_to_post"}},
+		"the index":               {"[voice-turn] turn=-3 link=wifi units=1 gaps=0.10 underruns=0", []string{"pippa.turn.index"}},
+		"the units":               {"[voice-turn] turn=1 link=wifi units=-3", []string{"pippa.turn.units"}},
+		"all of them on one turn": {"[voice-turn] turn=-3 link=wifi units=-3 underruns=-1 silent=-2.0 post=-1.0", []string{"pippa.turn.index", "pippa.turn.units", "underruns=-1", "silent=-2.00", "pippa.turn.speech_end_to_post"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := decideLines(t, file{"phone.log", []byte(tc.line + "\n")})
+			if len(r.verdicts) != 1 {
+				t.Fatalf("%d verdicts, want 1", len(r.verdicts))
+			}
+			for _, v := range r.verdicts {
+				if v.Cause != semconv.CauseUnknown || !strings.Contains(v.Evidence, "bad input: ") {
+					t.Errorf("%s %q, want unknown with bad input", v.Cause, v.Evidence)
+				}
+				for _, n := range tc.names {
+					if !strings.Contains(v.Evidence, n) {
+						t.Errorf("the evidence %q does not name %s", v.Evidence, n)
+					}
+				}
+			}
+		})
+	}
 }

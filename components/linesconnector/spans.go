@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/percause/percause/components/linesconnector/internal/metadata"
 	"github.com/percause/percause/exporters/textlines"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 // The spans a line becomes: the trace the SDK records for the same turn
@@ -53,7 +55,7 @@ func takeSpanID(trace pcommon.TraceID, take string) pcommon.SpanID {
 	return spanID(trace, semconv.SpanTTSTake+"/"+string(h[:8]), 0)
 }
 
-func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string) ptrace.SpanSlice {
+func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string, assumed []string) ptrace.SpanSlice {
 	rs := rss.AppendEmpty()
 	l.resource.CopyTo(rs.Resource())
 	if _, ok := rs.Resource().Attributes().Get(semconv.ServiceName); !ok {
@@ -61,6 +63,11 @@ func scopeSpans(rss ptrace.ResourceSpansSlice, l *line, service string) ptrace.S
 	}
 	if l.launch != "" {
 		rs.Resource().Attributes().PutStr(semconv.ServiceInstanceID, l.launch)
+	}
+	if len(assumed) > 0 {
+		// Beside the launch it qualifies: the verdict is made under this
+		// resource, and its evidence repeats what was assumed.
+		putStrings(rs.Resource().Attributes(), semconv.LinesAssumed, assumed)
 	}
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
@@ -71,8 +78,8 @@ func stamp(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(
 
 // appendTurnSpans appends the voice.turn span of a turn line and one
 // voice.unit span per unit.
-func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceID) {
-	spans := scopeSpans(rss, l, semconv.ServicePhone)
+func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceID, assumed []string) {
+	spans := scopeSpans(rss, l, semconv.ServicePhone, assumed)
 	t := &l.rec.Turn
 	has := l.rec.Present.Has
 	end := stamp(l.at)
@@ -91,7 +98,15 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 	}
 	// An app line marks a stutter with +stutter: its absence is no stutter.
 	a.PutBool(semconv.TurnStutter, t.Stutter)
-	a.PutInt(semconv.TurnUnits, int64(len(t.Units)))
+	if has(textlines.FUnits) && t.DeclaredUnits < 0 {
+		// As given: the verdict processor decides it unknown, and names it.
+		a.PutInt(semconv.TurnUnits, int64(t.DeclaredUnits))
+	} else {
+		a.PutInt(semconv.TurnUnits, int64(len(t.Units)))
+	}
+	if problems := lineProblems(l); len(problems) > 0 {
+		putStrings(a, verdict.AttrJoinedProblems, problems)
+	}
 	if has(textlines.FNotSent) {
 		a.PutDouble(semconv.TurnNotSent, t.NotSent)
 	}
@@ -213,10 +228,29 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 	}
 }
 
+// lineProblems are the bad readings of a turn line that no attribute of
+// its spans carries (the canonical totals of underruns and silence: the
+// spans carry each unit's), in the verdict's words. They ride on the
+// voice.turn span as the problems a first stage found
+// (verdict.AttrJoinedProblems), which the verdict processor takes as the
+// turn's bad input, as it does any reading of the spans it finds bad
+// itself (docs/lines.md: a negative duration or count is read as given).
+func lineProblems(l *line) []string {
+	t, has := &l.rec.Turn, l.rec.Present.Has
+	var out []string
+	if has(textlines.FUnderruns) && t.Underruns < 0 {
+		out = append(out, fmt.Sprintf("%s: the line's underruns=%d is negative (%d)", semconv.SpanVoiceTurn, t.Underruns, t.Underruns))
+	}
+	if has(textlines.FSilent) && t.Silent < 0 {
+		out = append(out, fmt.Sprintf("%s: the line's silent=%.2f is a negative duration (%.2f s)", semconv.SpanVoiceTurn, t.Silent, t.Silent))
+	}
+	return out
+}
+
 // appendTakeSpan appends the tts.take span of a take line, child of the
 // turn's voice.turn span.
 func appendTakeSpan(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.TraceID) {
-	spans := scopeSpans(rss, l, semconv.ServiceEngine)
+	spans := scopeSpans(rss, l, semconv.ServiceEngine, nil)
 	t := &l.rec.Take
 	has := l.rec.Present.Has
 	sp := spans.AppendEmpty()

@@ -1,7 +1,9 @@
 package linesconnector
 
 import (
+	"cmp"
 	"crypto/sha256"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +26,10 @@ type heldTurn struct {
 	need    map[string]bool // take IDs of underrunning units still missing
 	takes   []*line
 	gone    bool
+	// assumed is what the connector assumed of the turn where its lines
+	// left it open: its launch, the take that joined it
+	// (percause.lines.assumed).
+	assumed []string
 }
 
 type heldTake struct {
@@ -74,7 +80,11 @@ func (l *line) moment() moment { return moment{l.at, l.arrived, l.timed} }
 // by their own times when both have one; else by when they came, so a take
 // line without a timestamp, read all at once with timestamped turns, still
 // joins its turn by take ID.
-func (s *state) within(a, b moment) bool {
+func (s *state) within(a, b moment) bool { return apart(a, b) <= s.cfg.TakeWindow }
+
+// apart is how far apart in time a take and a turn are, as within reads
+// it.
+func apart(a, b moment) time.Duration {
 	d := a.at.Sub(b.at)
 	if !a.timed || !b.timed {
 		d = a.arrived.Sub(b.arrived)
@@ -82,7 +92,38 @@ func (s *state) within(a, b moment) bool {
 	if d < 0 {
 		d = -d
 	}
-	return d <= s.cfg.TakeWindow
+	return d
+}
+
+// nearestFirst orders a join's candidates within the take window by how
+// far each is from at, the nearest first: a take ID the engine reused
+// within the window names more than one.
+func nearestFirst[T any](cands []T, at moment, momentOf func(T) moment) []T {
+	if len(cands) < 2 {
+		return cands
+	}
+	out := slices.Clone(cands)
+	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(apart(momentOf(a), at), apart(momentOf(b), at)) })
+	return out
+}
+
+// ambiguousTake is what a turn says of a take ID that n takes within the
+// window carry, of which it took the one at tk.
+func ambiguousTake(id string, tk moment, n int) string {
+	return fmt.Sprintf("assumed take %s of %s, the nearest in time of %d takes %s within the take window", id, stampOf(tk), n, id)
+}
+
+// ambiguousTurn is what a turn says when a take joined it, the nearest of
+// n held turns naming the take within the window.
+func ambiguousTurn(id string, tk moment, n int) string {
+	return fmt.Sprintf("assumed take %s of %s for the nearest in time of %d turns naming it within the take window", id, stampOf(tk), n)
+}
+
+func stampOf(m moment) string {
+	if !m.timed {
+		return "the line read at " + m.arrived.UTC().Format(time.RFC3339)
+	}
+	return m.at.UTC().Format(time.RFC3339Nano)
 }
 
 // add takes one line in: it joins what it can and releases what is complete.
@@ -103,7 +144,10 @@ func (s *state) addTurn(l *line, out *emission) {
 		out.drop(dropDuplicate)
 		return
 	}
-	l.launch = s.launches.launchOf(l, h.trace)
+	var assumed string
+	if l.launch, assumed = s.launches.launchOf(l, h.trace); assumed != "" {
+		h.assumed = append(h.assumed, assumed)
+	}
 	for _, u := range l.rec.Turn.Units {
 		if u.TakeID == "" {
 			continue
@@ -120,8 +164,14 @@ func (s *state) addTurn(l *line, out *emission) {
 		}
 	}
 	for _, id := range h.names {
+		var cands []*heldTake
 		for _, tk := range s.takesByID[id] {
-			if tk.gone || hasTake(h, id) || !s.within(l.moment(), tk.l.moment()) {
+			if !tk.gone && s.within(l.moment(), tk.l.moment()) {
+				cands = append(cands, tk)
+			}
+		}
+		for _, tk := range nearestFirst(cands, l.moment(), func(tk *heldTake) moment { return tk.l.moment() }) {
+			if tk.gone || hasTake(h, id) {
 				continue
 			}
 			if !tk.l.trace.IsEmpty() && tk.l.trace != h.trace {
@@ -133,6 +183,9 @@ func (s *state) addTurn(l *line, out *emission) {
 				}
 			}
 			s.attach(h, tk, out)
+			if len(cands) > 1 {
+				h.assumed = append(h.assumed, ambiguousTake(id, tk.l.moment(), len(cands)))
+			}
 			break
 		}
 	}
@@ -197,10 +250,13 @@ func (s *state) addTake(l *line, out *emission) {
 		}
 	}
 	// A turn that names the take and has no trace of its own (or the same).
+	var cands []*heldTurn
 	for _, h := range s.turnsByTake[id] {
-		if h.gone || hasTake(h, id) || !s.within(h.l.moment(), l.moment()) {
-			continue
+		if !h.gone && !hasTake(h, id) && s.within(h.l.moment(), l.moment()) {
+			cands = append(cands, h)
 		}
+	}
+	for _, h := range nearestFirst(cands, l.moment(), func(h *heldTurn) moment { return h.l.moment() }) {
 		if !l.trace.IsEmpty() && l.trace != h.trace {
 			if !h.derived {
 				continue
@@ -211,6 +267,9 @@ func (s *state) addTake(l *line, out *emission) {
 			}
 		}
 		s.attach(h, tk, out)
+		if len(cands) > 1 {
+			h.assumed = append(h.assumed, ambiguousTurn(id, l.moment(), len(cands)))
+		}
 		s.maybeRelease(h, out)
 		return
 	}
@@ -297,7 +356,7 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 	if why != "" {
 		out.released = append(out.released, released{what: "turn", file: h.l.file, number: h.l.number, reason: why})
 	}
-	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace)
+	appendTurnSpans(out.traces.ResourceSpans(), h.l, h.trace, h.assumed)
 	out.count(h.l)
 	for _, tk := range h.takes {
 		appendTakeSpan(out.traces.ResourceSpans(), tk, h.trace)
@@ -406,29 +465,35 @@ func (s *state) compact(n int) {
 }
 
 // derivedTrace is the trace ID of a turn line that carries none: a hash of
-// its readings (the text from the tag on, fields in order) and the time in
-// its prefix, so reading the same line again gives the same trace.
+// its source (the resource and the process ID, sourceOf), its prefix as
+// written (its own time in whatever format: RFC 3339, BSD syslog's
+// "Nov 30 08:00:30", os_log's) and its readings (the text from the tag on,
+// fields in order), so reading the same line again gives the same trace,
+// and the same readings from two processes, two phones or two times give
+// two.
 func derivedTrace(l *line) pcommon.TraceID {
 	h := sha256.New()
 	h.Write([]byte("percause.lines/voice.turn\x00"))
-	h.Write([]byte(body(l.text)))
-	if !l.rec.Time.IsZero() {
-		h.Write([]byte{0})
-		h.Write([]byte(l.rec.Time.UTC().Format(time.RFC3339Nano)))
-	}
+	h.Write([]byte(sourceOf(l)))
+	h.Write([]byte{0})
+	prefix, rest := splitAtTag(l.text)
+	h.Write([]byte(strings.Join(strings.Fields(prefix), " ")))
+	h.Write([]byte{0})
+	h.Write([]byte(strings.Join(strings.Fields(rest), " ")))
 	var id pcommon.TraceID
 	copy(id[:], h.Sum(nil))
 	return id
 }
 
-// body is the line from its tag on, with its fields separated by one space.
-func body(text string) string {
+// splitAtTag splits a line at its tag: the prefix before it, and the tag
+// and what follows.
+func splitAtTag(text string) (prefix, rest string) {
 	for _, tag := range []string{textlines.PrefixTurn, textlines.PrefixTake} {
-		if i := strings.Index(text, tag+" "); i >= 0 {
-			return strings.Join(strings.Fields(text[i:]), " ")
+		if i := strings.Index(text, tag); i >= 0 {
+			return text[:i], text[i:]
 		}
 	}
-	return strings.Join(strings.Fields(text), " ")
+	return "", text
 }
 
 // emittedRing remembers the last emitted turns: their trace and the take IDs
@@ -503,15 +568,17 @@ func (r *emittedRing) clear(slot int) {
 	r.entries[slot] = emitted{}
 }
 
-// byTake finds the most recent emitted turn naming the take within the
-// window.
+// byTake finds the emitted turn naming the take nearest it in time within
+// the window (the most recent of those as near).
 func (r *emittedRing) byTake(id string, at moment, s *state) (pcommon.TraceID, bool) {
 	list := r.takes[id]
+	var best pcommon.TraceID
+	found, bestD := false, time.Duration(0)
 	for i := len(list) - 1; i >= 0; i-- {
 		e := r.entries[list[i]]
-		if s.within(e.at, at) {
-			return e.trace, true
+		if d := apart(e.at, at); d <= s.cfg.TakeWindow && (!found || d < bestD) {
+			best, bestD, found = e.trace, d, true
 		}
 	}
-	return pcommon.TraceID{}, false
+	return best, found
 }

@@ -3,6 +3,7 @@ package linesconnector
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/percause/percause/components/linesconnector/internal/metadata"
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/verdict"
 )
 
 const (
@@ -258,5 +260,113 @@ func TestAnUntimedTakeJoinsATimedTurnReadAtOnce(t *testing.T) {
 	h.advance(DefaultWait)
 	if got := h.spans(); got[semconv.SpanVoiceTurn] != 1 || got[semconv.SpanTTSTake] != 0 {
 		t.Fatalf("read %s apart: %v, want the turn alone", DefaultTakeWindow, got)
+	}
+}
+
+// TestIdenticalLinesOfTwoSourcesAreTwoTurns: a turn line without a trace ID
+// gets one derived from its source and its prefix's own time as well as
+// its readings, so the same readings written by two processes, by two
+// phones (two resources) or at two times a BSD syslog prefix gives (no
+// RFC 3339 time) are two turns, and the same line read twice is one.
+func TestIdenticalLinesOfTwoSourcesAreTwoTurns(t *testing.T) {
+	const turn1 = "[voice-turn] turn=1 link=wifi units=0"
+	for name, tc := range map[string]struct {
+		lines     []string
+		resources []string // a resource per line (service.instance.id left out: the launch is the connector's), "" none
+		want      int
+	}{
+		"two processes, BSD syslog": {want: 2, lines: []string{
+			"Nov 30 08:00:30 studio pippa[311]: " + turn1, "Nov 30 08:00:30 studio pippa[312]: " + turn1}},
+		"two processes, os_log": {want: 2, lines: []string{
+			"2026-11-30 08:00:30.000000+0000 Pippa[311:7001] <Notice> " + turn1, "2026-11-30 08:00:30.000000+0000 Pippa[312:7001] <Notice> " + turn1}},
+		"one process, two BSD syslog times": {want: 2, lines: []string{
+			"Nov 30 08:00:30 studio pippa[311]: " + turn1, "Nov 30 08:04:30 studio pippa[311]: " + turn1}},
+		"two phones, no prefix": {want: 2, lines: []string{turn1, turn1}, resources: []string{"phone-a", "phone-b"}},
+		"one line read twice":   {want: 1, lines: []string{"Nov 30 08:00:30 studio pippa[311]: " + turn1, "Nov 30 08:00:30 studio pippa[311]: " + turn1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			for i, l := range tc.lines {
+				ld := plog.NewLogs()
+				rl := ld.ResourceLogs().AppendEmpty()
+				if tc.resources != nil {
+					rl.Resource().Attributes().PutStr(semconv.AppInstallationID, tc.resources[i])
+				}
+				rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr(l)
+				if err := h.c.ConsumeLogs(context.Background(), ld); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := h.spans()[semconv.SpanVoiceTurn]; n != tc.want {
+				t.Errorf("%d voice.turn spans, want %d", n, tc.want)
+			}
+		})
+	}
+}
+
+// TestATakeIDReusedJoinsTheNearestTake: when the engine reuses a take ID
+// within the take window, a turn joins the take nearest it in time, not
+// the earliest, and a take joins the nearest turn naming it; two
+// candidates within the window make the join ambiguous, and the turn says
+// which it took (percause.lines.assumed).
+func TestATakeIDReusedJoinsTheNearestTake(t *testing.T) {
+	const (
+		early = "2026-11-30T08:00:00.000Z tts: [tts-take] take=t2 need=0.20"
+		near  = "2026-11-30T08:02:50.000Z tts: [tts-take] take=t2 need=3.00"
+		turn  = "2026-11-30T08:03:00.000Z app: [voice-turn] turn=2 link=wifi units=2 gaps=0.10,0.10 broke=2:1/0.50/1.50@t2"
+		other = "2026-11-30T08:00:05.000Z app: [voice-turn] turn=1 link=cell units=2 gaps=0.10,0.10 broke=2:1/0.50/1.50@t2"
+	)
+	for name, tc := range map[string]struct {
+		lines    [][]string // deliveries
+		wantNeed map[string]float64
+		assumed  string // what the turn on wifi says
+	}{
+		"the turn after both takes": {lines: [][]string{{early, near}, {turn}},
+			wantNeed: map[string]float64{"wifi": 3.00},
+			assumed:  "assumed take t2 of 2026-11-30T08:02:50Z, the nearest in time of 2 takes t2 within the take window"},
+		"a take after both turns": {lines: [][]string{{other, turn}, {near}, {early}},
+			wantNeed: map[string]float64{"wifi": 3.00, "cell": 0.20},
+			assumed:  "assumed take t2 of 2026-11-30T08:02:50Z for the nearest in time of 2 turns naming it within the take window"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			for _, d := range tc.lines {
+				h.feed(d...)
+			}
+			h.advance(time.Hour)
+			linkOf := map[string]string{}  // trace → link
+			needOf := map[string]float64{} // trace → need
+			assumed := map[string][]string{}
+			for _, td := range h.sink.AllTraces() {
+				for res, s := range verdict.Spans(td) {
+					tr := s.TraceID().String()
+					switch s.Name() {
+					case semconv.SpanVoiceTurn:
+						l, _ := s.Attributes().Get(semconv.NetworkConnectionType)
+						linkOf[tr] = l.AsString()
+						if v, ok := res.Attributes().Get(semconv.LinesAssumed); ok {
+							for _, e := range v.Slice().AsRaw() {
+								assumed[l.AsString()] = append(assumed[l.AsString()], e.(string))
+							}
+						}
+					case semconv.SpanTTSTake:
+						n, _ := s.Attributes().Get(semconv.TakeNeed)
+						needOf[tr] = n.Double()
+					}
+				}
+			}
+			got := map[string]float64{}
+			for tr, link := range linkOf {
+				if n, ok := needOf[tr]; ok {
+					got[link] = n
+				}
+			}
+			if !maps.Equal(got, tc.wantNeed) {
+				t.Errorf("takes joined (need by turn's link) %v, want %v", got, tc.wantNeed)
+			}
+			if a := assumed["wifi"]; len(a) != 1 || a[0] != tc.assumed {
+				t.Errorf("the turn says %q, want %q", a, tc.assumed)
+			}
+		})
 	}
 }

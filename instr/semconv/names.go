@@ -16,6 +16,10 @@ const (
 	ServiceInstanceID = "service.instance.id" // one launch of the process
 	AppInstallationID = "app.installation.id" // the phone's install, stable across launches
 	ServiceVersion    = "service.version"
+	// LinesAssumed is what the lines connector assumed of a turn its lines
+	// left open (which launch it is of, which take joined it), on the
+	// resource it gives the turn: sentences the verdict's evidence repeats.
+	LinesAssumed = "percause.lines.assumed"
 )
 
 // Span names.

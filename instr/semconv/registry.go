@@ -223,6 +223,7 @@ var Registry = withStructure(withLevels(concat(
 		{Name: ServiceInstanceID, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "one launch of the process (a UUID per launch)"},
 		{Name: AppInstallationID, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "the phone's install: a UUID made once and kept, no hardware identifier"},
 		{Name: ServiceVersion, Kind: KindResource, Type: "string", Where: at(onRes), Meaning: "the program's version, when given"},
+		{Name: LinesAssumed, Kind: KindResource, Type: "string[]", Where: at(onRes), Meaning: "set by the lines connector on a turn it made from a line: what it assumed where the lines left it open (the turn's launch, the take that joined it); the verdict's evidence repeats it"},
 
 		// Spans.
 		{Name: SpanVoiceTurn, Kind: KindSpan, Where: at(ServicePhone), Meaning: "root span of one voice turn: the turn's readings; one turn is one trace"},

@@ -281,86 +281,22 @@ func heldElsewhere(n semconv.Name, attrs pcommon.Map) string {
 	return held
 }
 
-// value checks one value's type and range.
+// value checks one value's type and range as the verdict's readers judge
+// it, in their words (verdict.ValueFault: one place says what is bad, for
+// the evidence and for the check), then whether a string is one of the
+// registry's values.
 func (c *checker) value(where string, n semconv.Name, v pcommon.Value) {
-	typ := typeOf(v)
-	want := n.Type
-	switch {
-	case want == "double" && (typ == "double" || typ == "int"):
-	case want == "int" && typ == "int":
-	case want == "int" && typ == "double":
-		if d := v.Double(); d != math.Trunc(d) || math.IsInf(d, 0) {
-			c.add(Mistyped, where, n.Name, fmt.Sprintf("is %v, want an int", d))
-			return
+	if kind, detail := verdict.ValueFault(n, v); detail != "" {
+		k := Range
+		if kind == verdict.FaultMistyped {
+			k = Mistyped
 		}
-	case want == "int[]" && typ == "double[]":
-		s := v.Slice()
-		for i := 0; i < s.Len(); i++ {
-			if d := s.At(i).Double(); d != math.Trunc(d) {
-				c.add(Mistyped, where, n.Name, fmt.Sprintf("[%d] is %v, want an int", i, d))
-				return
-			}
-		}
-	case typ != want:
-		c.add(Mistyped, where, n.Name, fmt.Sprintf("is a %s, want %s", typ, want))
+		c.add(k, where, n.Name, detail)
 		return
 	}
-	switch want {
-	case "double", "int":
-		var d float64
-		if v.Type() == pcommon.ValueTypeInt {
-			d = float64(v.Int())
-		} else {
-			d = v.Double()
-		}
-		switch {
-		case math.IsNaN(d) || math.IsInf(d, 0):
-			c.add(Range, where, n.Name, fmt.Sprintf("is %v", d))
-		case d < 0 && !n.Signed:
-			c.add(Range, where, n.Name, fmt.Sprintf("is %v, must not be negative", d))
-		}
-	case "int[]":
-		s := v.Slice()
-		for i := 0; i < s.Len(); i++ {
-			if n2, _ := asInt(s.At(i)); n2 < 0 {
-				c.add(Range, where, n.Name, fmt.Sprintf("[%d] is %d, must not be negative", i, n2))
-			}
-		}
-	case "string":
-		if len(n.Values) > 0 && !slices.Contains(n.Values, v.Str()) {
-			c.add(Range, where, n.Name, fmt.Sprintf("is %q, not one of %s", v.Str(), strings.Join(n.Values, ", ")))
-		}
+	if n.Type == "string" && len(n.Values) > 0 && !slices.Contains(n.Values, v.Str()) {
+		c.add(Range, where, n.Name, fmt.Sprintf("is %q, not one of %s", v.Str(), strings.Join(n.Values, ", ")))
 	}
-}
-
-func typeOf(v pcommon.Value) string {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		return "string"
-	case pcommon.ValueTypeInt:
-		return "int"
-	case pcommon.ValueTypeDouble:
-		return "double"
-	case pcommon.ValueTypeBool:
-		return "bool"
-	case pcommon.ValueTypeSlice:
-		s := v.Slice()
-		if s.Len() == 0 {
-			return "empty[]"
-		}
-		elem := typeOf(s.At(0))
-		for i := 1; i < s.Len(); i++ {
-			if t := typeOf(s.At(i)); t != elem {
-				if (t == "int" || t == "double") && (elem == "int" || elem == "double") {
-					elem = "double"
-					continue
-				}
-				return "mixed[]"
-			}
-		}
-		return elem + "[]"
-	}
-	return strings.ToLower(v.Type().String())
 }
 
 func registered(kind semconv.Kind, name string) bool {

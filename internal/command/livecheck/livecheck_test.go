@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testsupport/linestest"
+	"github.com/percause/percause/verdict"
 )
 
 func byTrace(traces []ptrace.Traces) map[string][]Span {
@@ -234,5 +236,42 @@ func TestTakesWithoutTheirTurnAreReported(t *testing.T) {
 	write(semconv.SpanVoiceTurn, semconv.SpanVerdict)
 	if rs := refresh(); len(rs) != 1 || rs[0].Verdict == nil || rs[0].TakesOnly {
 		t.Fatalf("the turn that came later: %+v", rs)
+	}
+}
+
+// TestCheckSaysWhatTheEvidenceSays: every value the check finds mistyped
+// or out of range on a turn is bad input the verdict's evidence names, in
+// the same words ("voice.turn: <name> <detail>"): one place
+// (verdict.ValueFault and the readers' words) says what is bad for both.
+func TestCheckSaysWhatTheEvidenceSays(t *testing.T) {
+	res := pcommon.NewResource()
+	res.Attributes().PutStr(semconv.ServiceName, semconv.ServicePhone)
+	td := ptrace.NewTraces()
+	sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetName(semconv.SpanVoiceTurn)
+	a := sp.Attributes()
+	a.PutStr(semconv.TurnUnits, "3")
+	a.PutInt(semconv.TurnIndex, -3)
+	a.PutDouble(semconv.ListenTotal, -0.5)
+	a.PutDouble(semconv.TurnSpeechEndPost, -1)
+	a.PutStr(semconv.TurnStutter, "yes")
+	a.PutDouble(semconv.PoolResets, 1.5)
+	a.PutDouble(semconv.ListenGrant, math.NaN())
+
+	r := Check("t", []Span{{Resource: res, Span: sp}})
+	turn := verdict.ReadTurn(res, sp)
+	found := 0
+	for _, p := range r.Problems {
+		if p.Kind != Mistyped && p.Kind != Range {
+			continue
+		}
+		found++
+		want := p.Span + ": " + p.Attribute + " " + p.Detail
+		if !slices.Contains(turn.Problems, want) {
+			t.Errorf("the check says %q; the evidence's bad input says %q", want, turn.Problems)
+		}
+	}
+	if found != 7 {
+		t.Errorf("the check found %d mistyped or out-of-range values, want 7: %v", found, r.Problems)
 	}
 }

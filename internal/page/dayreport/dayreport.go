@@ -489,11 +489,17 @@ func (d Done) linksDone() bool {
 	return true
 }
 
-// WriteTable writes the per-turn table: turn, trace, link, verdict, evidence.
+// WriteTable writes one row per turn, in time order: its time (UTC), its
+// launch (the first 8 characters of its service.instance.id), index,
+// trace, link, verdict and evidence; a line where a launch begins (the
+// turn's launch is not the row's above) names the launch and when it
+// began, so a relaunch's turn 1 does not sit under the last launch's turns
+// with nothing between them.
 func WriteTable(w io.Writer, turns []Turn) error {
 	bw := &errWriter{w: w}
-	bw.printf("%-5s %-8s  %-11s %-10s %s\n", "turn", "trace", "link", "verdict", "evidence")
-	for _, t := range turns {
+	bw.printf("%-8s  %-8s  %-5s %-8s  %-11s %-10s %s\n", "time", "launch", "turn", "trace", "link", "verdict", "evidence")
+	prev := ""
+	for i, t := range turns {
 		verdict, link := t.Cause, t.Link
 		if verdict == "" {
 			verdict = "(none)"
@@ -501,17 +507,37 @@ func WriteTable(w io.Writer, turns []Turn) error {
 		if link == "" {
 			link = semconv.LinkUnknown
 		}
-		short := t.Trace
-		if len(short) > 8 {
-			short = short[:8]
+		launch := shortID(t.Launch)
+		if i == 0 || t.Launch != prev {
+			began := ""
+			if t.Start != 0 {
+				began = " from " + t.Start.AsTime().UTC().Format("2006-01-02 15:04:05") + " UTC"
+			}
+			bw.printf("── launch %s%s\n", launch, began)
+			prev = t.Launch
+		}
+		at := "-"
+		if t.Start != 0 {
+			at = t.Start.AsTime().UTC().Format("15:04:05")
 		}
 		ev := t.Evidence
 		if len(t.Causes) > 1 {
 			ev = "[" + strings.Join(t.Causes, ", ") + "] " + ev
 		}
-		bw.printf("%-5d %-8s  %-11s %-10s %s\n", t.Turn, short, link, verdict, ev)
+		bw.printf("%-8s  %-8s  %-5d %-8s  %-11s %-10s %s\n", at, launch, t.Turn, shortID(t.Trace), link, verdict, ev)
 	}
 	return bw.err
+}
+
+// shortID is the first 8 characters of an ID, "-" for none.
+func shortID(id string) string {
+	switch {
+	case id == "":
+		return "-"
+	case len(id) > 8:
+		return id[:8]
+	}
+	return id
 }
 
 // WriteSummary writes the day's summary: turns by cause and the done reading.
