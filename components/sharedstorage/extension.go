@@ -103,8 +103,12 @@ func (s *sharedStorage) open(ctx context.Context) (storage.Client, error) {
 		name += "_" + s.id.Name()
 	}
 	if s.cfg.Engine == EnginePebble {
-		return pebbleOpening{dir: s.cfg.Directory, name: name, fsync: s.cfg.FSync, logger: s.logger,
-			seed: func() ([]*storage.Operation, error) { return s.seedPebble(ctx, name) }}.open()
+		o := pebbleOpening{dir: s.cfg.Directory, name: name, fsync: s.cfg.FSync, logger: s.logger,
+			seed: func() ([]*storage.Operation, error) { return s.seedPebble(ctx, name) }}
+		if pf, ok := s.fs.(pebbleFiles); ok {
+			o.fs, o.fatal = pf.PebbleFS(), pf.Fatal
+		}
+		return o.open()
 	}
 	l, err := openLogOn(vfs.Or(s.fs), s.cfg.Directory, name, s.cfg.FSync, s.cfg.CompactAfter, func() ([]*storage.Operation, error) {
 		return s.readBbolt(ctx, "the log")

@@ -84,6 +84,15 @@ var (
 	_ storage.Walker = (*pebbleStore)(nil)
 )
 
+// pebbleFiles is a file system given to NewFactoryOn (the fault
+// simulation's) that serves the pebble engine too: the database is kept
+// on PebbleFS, and an error Pebble cannot go on after ends the process
+// through Fatal, which never returns, as the collector's exit does not.
+type pebbleFiles interface {
+	PebbleFS() pebblevfs.FS
+	Fatal(msg string)
+}
+
 // pebbleOpening is how a pebble store is opened.
 type pebbleOpening struct {
 	// fs is where the database is kept; nil: the operating system's.
@@ -392,7 +401,8 @@ func (s *pebbleStore) Close(context.Context) error {
 // found in a table) is logged and ends the process, as Pebble's own
 // logger does: Pebble's commits cannot go on after one, and a process
 // that went on would hang or lose what it acknowledged. fatal, when set,
-// is called instead of the exit (the tests').
+// is called instead of the exit (the simulation's); it must not return
+// either, since Pebble goes on after Fatalf as if it had committed.
 type pebbleLogger struct {
 	l     *zap.SugaredLogger
 	fatal func(msg string)
@@ -406,8 +416,7 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf("pebble: "+format, args...)
 	p.l.Errorw("shared_storage: " + msg + "; the collector stops: what was committed is kept")
 	if p.fatal != nil {
-		p.fatal(msg)
-		return
+		p.fatal(msg) // never returns
 	}
 	_ = p.l.Sync()
 	os.Exit(1)

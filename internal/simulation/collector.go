@@ -121,10 +121,15 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 	tel.Logger = zap.New(w.logs)
 	build := component.NewDefaultBuildInfo()
 
-	sf := sharedstorage.NewFactoryOn(w.fs)
+	// The process sees the files through its own handle: what a death
+	// left running of it (the pebble engine's goroutines) touches nothing
+	// of the next.
+	files := w.fs.process()
+	sf := sharedstorage.NewFactoryOn(files)
 	scfg := sf.CreateDefaultConfig().(*sharedstorage.Config)
 	scfg.Directory = dataDir()
 	scfg.FSync = w.fsync
+	scfg.Engine = w.cfg.Engine
 	scfg.CompactAfter = w.cfg.CompactAfter
 	// The simulation commits what is staged itself, after every step:
 	// the extension's timer would do it at a moment of its own.
@@ -136,7 +141,7 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 	c.ext = ext
 	c.host = &host{Host: componenttest.NewNopHost(), exts: map[component.ID]component.Component{storageID: ext}}
 
-	vf := verdictexporter.NewFactoryOn(w.fs)
+	vf := verdictexporter.NewFactoryOn(files)
 	vcfg := vf.CreateDefaultConfig().(*verdictexporter.Config)
 	vcfg.Path = verdictFile()
 	vcfg.FSync = w.fsync

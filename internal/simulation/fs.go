@@ -38,6 +38,10 @@ type FS struct {
 	crashAt int
 	// powerLoss: the death at crashAt is a power loss, not a kill.
 	powerLoss bool
+	// gen counts the processes started on these files; died is closed
+	// when the current one dies.
+	gen  int
+	died chan struct{}
 	// journal is what the file system did that a reader of a failing
 	// schedule wants: faults, crashes, what a power loss left.
 	journal *journal
@@ -53,7 +57,8 @@ type inode struct {
 var errCrashed = errors.New("simulation: the process is dead")
 
 func newFS(j *journal) *FS {
-	return &FS{files: map[string]*inode{}, durable: map[string]*inode{}, dirs: map[string]bool{}, crashAt: -1, journal: j}
+	return &FS{files: map[string]*inode{}, durable: map[string]*inode{}, dirs: map[string]bool{}, crashAt: -1, journal: j,
+		died: make(chan struct{})}
 }
 
 func (fs *FS) event(format string, args ...any) { fs.journal.add(fmt.Sprintf(format, args...)) }
@@ -78,14 +83,14 @@ func (j *journal) all() []string {
 
 // step counts one faultable call and says how it fails (nil: it does
 // not). A write may be cut short: keep is then how much of it lands.
-func (fs *FS) step(what, name string, n int) (keep int, err error) {
-	if fs.crashed {
+func (fs *FS) step(gen int, what, name string, n int) (keep int, err error) {
+	if fs.goneLocked(gen) {
 		return 0, errCrashed
 	}
 	op := fs.ops
 	fs.ops++
 	if op == fs.crashAt {
-		fs.crashed = true
+		fs.die()
 		keep = 0
 		if n > 0 {
 			keep = fs.faults.rng.IntN(n + 1) // a crash in the middle of a write
@@ -108,7 +113,30 @@ func (fs *FS) step(what, name string, n int) (keep int, err error) {
 	return keep, err
 }
 
-func (fs *FS) OpenFile(name string, flag int, _ os.FileMode) (vfs.File, error) {
+// processFS is the files as one process sees them: once it died, every
+// call of its (through any handle it opened) fails, even after the
+// simulation started another process on the files. A call the death left
+// running (the pebble engine's goroutines) touches nothing of the next.
+type processFS struct {
+	fs  *FS
+	gen int
+}
+
+// process is the files as the process started now sees them.
+func (fs *FS) process() processFS {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return processFS{fs: fs, gen: fs.gen}
+}
+
+// goneLocked reports whether process gen is dead.
+func (fs *FS) goneLocked(gen int) bool { return fs.crashed || gen != fs.gen }
+
+// ReadFile is the file as the simulation finds it.
+func (fs *FS) ReadFile(name string) ([]byte, error) { return fs.process().ReadFile(name) }
+
+func (p processFS) OpenFile(name string, flag int, _ os.FileMode) (vfs.File, error) {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	name = filepath.Clean(name)
@@ -117,24 +145,25 @@ func (fs *FS) OpenFile(name string, flag int, _ os.FileMode) (vfs.File, error) {
 		if flag&os.O_CREATE == 0 {
 			return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
 		}
-		if _, err := fs.step("create", name, 0); err != nil {
+		if _, err := fs.step(p.gen, "create", name, 0); err != nil {
 			return nil, &os.PathError{Op: "open", Path: name, Err: err}
 		}
 		ino = &inode{}
 		fs.files[name] = ino
 	} else if flag&os.O_TRUNC != 0 {
-		if _, err := fs.step("truncate", name, 0); err != nil {
+		if _, err := fs.step(p.gen, "truncate", name, 0); err != nil {
 			return nil, &os.PathError{Op: "open", Path: name, Err: err}
 		}
 		ino.data = nil
 	}
-	return &file{fs: fs, name: name, ino: ino, flag: flag}, nil
+	return &file{fs: fs, gen: p.gen, name: name, ino: ino, flag: flag}, nil
 }
 
-func (fs *FS) ReadFile(name string) ([]byte, error) {
+func (p processFS) ReadFile(name string) ([]byte, error) {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.crashed {
+	if fs.goneLocked(p.gen) {
 		return nil, errCrashed
 	}
 	ino, ok := fs.files[filepath.Clean(name)]
@@ -144,10 +173,11 @@ func (fs *FS) ReadFile(name string) ([]byte, error) {
 	return slices.Clone(ino.data), nil
 }
 
-func (fs *FS) List(dir string) ([]string, error) {
+func (p processFS) List(dir string) ([]string, error) {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.crashed {
+	if fs.goneLocked(p.gen) {
 		return nil, errCrashed
 	}
 	dir = filepath.Clean(dir)
@@ -161,17 +191,19 @@ func (fs *FS) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-func (fs *FS) Exists(name string) (bool, error) {
+func (p processFS) Exists(name string) (bool, error) {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.crashed {
+	if fs.goneLocked(p.gen) {
 		return false, errCrashed
 	}
 	_, ok := fs.files[filepath.Clean(name)]
 	return ok, nil
 }
 
-func (fs *FS) Rename(oldName, newName string) error {
+func (p processFS) Rename(oldName, newName string) error {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	oldName, newName = filepath.Clean(oldName), filepath.Clean(newName)
@@ -179,7 +211,7 @@ func (fs *FS) Rename(oldName, newName string) error {
 	if !ok {
 		return &os.LinkError{Op: "rename", Old: oldName, New: newName, Err: os.ErrNotExist}
 	}
-	if _, err := fs.step("rename", newName, 0); err != nil {
+	if _, err := fs.step(p.gen, "rename", newName, 0); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldName, New: newName, Err: err}
 	}
 	delete(fs.files, oldName)
@@ -187,51 +219,57 @@ func (fs *FS) Rename(oldName, newName string) error {
 	return nil
 }
 
-func (fs *FS) Remove(name string) error {
+func (p processFS) Remove(name string) error {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	name = filepath.Clean(name)
 	if _, ok := fs.files[name]; !ok {
 		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
 	}
-	if _, err := fs.step("remove", name, 0); err != nil {
+	if _, err := fs.step(p.gen, "remove", name, 0); err != nil {
 		return &os.PathError{Op: "remove", Path: name, Err: err}
 	}
 	delete(fs.files, name)
 	return nil
 }
 
-func (fs *FS) Truncate(name string, size int64) error {
+func (p processFS) Truncate(name string, size int64) error {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	ino, ok := fs.files[filepath.Clean(name)]
 	if !ok {
 		return &os.PathError{Op: "truncate", Path: name, Err: os.ErrNotExist}
 	}
-	if _, err := fs.step("truncate", name, 0); err != nil {
+	if _, err := fs.step(p.gen, "truncate", name, 0); err != nil {
 		return &os.PathError{Op: "truncate", Path: name, Err: err}
 	}
 	ino.truncate(size)
 	return nil
 }
 
-func (fs *FS) MkdirAll(dir string, _ os.FileMode) error {
+func (p processFS) MkdirAll(dir string, _ os.FileMode) error {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.crashed {
+	if fs.goneLocked(p.gen) {
 		return errCrashed
 	}
-	fs.dirs[filepath.Clean(dir)] = true
+	for d := filepath.Clean(dir); !fs.dirs[d]; d = filepath.Dir(d) {
+		fs.dirs[d] = true
+	}
 	return nil
 }
 
 // SyncDir puts the directory's entries on the disk: the files in it as
 // the process sees them.
-func (fs *FS) SyncDir(dir string) error {
+func (p processFS) SyncDir(dir string) error {
+	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	dir = filepath.Clean(dir)
-	if _, err := fs.step("syncdir", dir, 0); err != nil {
+	if _, err := fs.step(p.gen, "syncdir", dir, 0); err != nil {
 		return &os.PathError{Op: "sync", Path: dir, Err: err}
 	}
 	for p := range fs.durable {
@@ -257,7 +295,7 @@ func (ino *inode) truncate(size int64) {
 
 // Inline: what a component does on the side (a compaction's snapshot) it
 // does on the caller's goroutine, so the calls come in the seed's order.
-func (fs *FS) Inline() bool { return true }
+func (p processFS) Inline() bool { return true }
 
 // dead reports whether the process died.
 func (fs *FS) dead() bool {
@@ -266,12 +304,45 @@ func (fs *FS) dead() bool {
 	return fs.crashed
 }
 
+// die ends the process: every call after fails (or, from the pebble
+// engine, never returns), and died tells whoever waits on it.
+func (fs *FS) die() {
+	fs.crashed = true
+	close(fs.died)
+}
+
+// dying is closed when the current process dies.
+func (fs *FS) dying() <-chan struct{} {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.died
+}
+
+// reborn is a new process on the files.
+func (fs *FS) reborn() {
+	fs.crashed, fs.crashAt, fs.powerLoss = false, -1, false
+	fs.gen++
+	fs.died = make(chan struct{})
+}
+
+// parkIfDead stops a call of the pebble engine's from a process that
+// died: a dead process does nothing more, and Pebble's goroutines, whose
+// calls would fail, would retry them in a loop that never ends.
+func (fs *FS) parkIfDead(gen int) {
+	fs.mu.Lock()
+	dead := fs.goneLocked(gen)
+	fs.mu.Unlock()
+	if dead {
+		select {}
+	}
+}
+
 // restartAfterCrash is the image a process death leaves: everything
 // written stays (the kernel has it), on the disk or not.
 func (fs *FS) restartAfterCrash() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	fs.crashed, fs.crashAt, fs.powerLoss = false, -1, false
+	fs.reborn()
 }
 
 // restartAfterPowerLoss is the image a power loss leaves: the entries of
@@ -281,7 +352,7 @@ func (fs *FS) restartAfterCrash() {
 func (fs *FS) restartAfterPowerLoss(rng *rand.Rand) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	fs.crashed, fs.crashAt, fs.powerLoss = false, -1, false
+	fs.reborn()
 	files := map[string]*inode{}
 	names := make([]string, 0, len(fs.durable))
 	for p := range fs.durable {
@@ -343,6 +414,7 @@ func (fs *FS) names() string {
 // renamed or removed while open is still written through its handle.
 type file struct {
 	fs   *FS
+	gen  int // the process that opened it
 	name string
 	ino  *inode
 	flag int
@@ -352,7 +424,7 @@ type file struct {
 func (f *file) Read(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if f.fs.crashed {
+	if f.fs.goneLocked(f.gen) {
 		return 0, errCrashed
 	}
 	if f.off >= int64(len(f.ino.data)) {
@@ -366,7 +438,7 @@ func (f *file) Read(p []byte) (int, error) {
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if f.fs.crashed {
+	if f.fs.goneLocked(f.gen) {
 		return 0, errCrashed
 	}
 	if off >= int64(len(f.ino.data)) {
@@ -385,7 +457,7 @@ func (f *file) Write(p []byte) (int, error) {
 	if f.flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 		return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.EBADF}
 	}
-	keep, err := f.fs.step("write", f.name, len(p))
+	keep, err := f.fs.step(f.gen, "write", f.name, len(p))
 	if f.flag&os.O_APPEND != 0 {
 		f.off = int64(len(f.ino.data))
 	}
@@ -420,7 +492,7 @@ func (f *file) Close() error { return nil }
 func (f *file) Truncate(size int64) error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if _, err := f.fs.step("truncate", f.name, 0); err != nil {
+	if _, err := f.fs.step(f.gen, "truncate", f.name, 0); err != nil {
 		return &os.PathError{Op: "truncate", Path: f.name, Err: err}
 	}
 	f.ino.truncate(size)
@@ -430,7 +502,7 @@ func (f *file) Truncate(size int64) error {
 func (f *file) Size() (int64, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if f.fs.crashed {
+	if f.fs.goneLocked(f.gen) {
 		return 0, errCrashed
 	}
 	return int64(len(f.ino.data)), nil
@@ -441,7 +513,7 @@ func (f *file) Sync() error { return f.Datasync() }
 func (f *file) Datasync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if _, err := f.fs.step("sync", f.name, 0); err != nil {
+	if _, err := f.fs.step(f.gen, "sync", f.name, 0); err != nil {
 		return &os.PathError{Op: "sync", Path: f.name, Err: err}
 	}
 	f.ino.synced = slices.Clone(f.ino.data)

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/percause/percause/components/sharedstorage"
 	"github.com/percause/percause/internal/command/load"
 )
 
@@ -36,11 +38,20 @@ type Params struct {
 	// FaultPerMille is the chance, in thousandths, that a file system
 	// call fails.
 	FaultPerMille uint64
+	// Engine is shared_storage's: the log (the default's) unless a
+	// schedule is run on another (WithEngine).
+	Engine string
+}
+
+// WithEngine is p on shared_storage's engine e.
+func (p Params) WithEngine(e string) Params {
+	p.Engine = e
+	return p
 }
 
 func (p Params) String() string {
-	return fmt.Sprintf("seed %d: %d steps, %d turns from %d phones, fsync %v, max_pending %d, compact_after %d, %d‰ of calls fail",
-		p.Seed, p.Steps, p.Turns, p.Installations, p.FSync, p.MaxPending, p.CompactAfter, p.FaultPerMille)
+	return fmt.Sprintf("seed %d: %d steps, %d turns from %d phones, fsync %v, max_pending %d, %s engine (compact_after %d), %d‰ of calls fail",
+		p.Seed, p.Steps, p.Turns, p.Installations, p.FSync, p.MaxPending, p.Engine, p.CompactAfter, p.FaultPerMille)
 }
 
 // ParamsFor derives a schedule's settings from its seed.
@@ -55,6 +66,7 @@ func ParamsFor(seed uint64) Params {
 		Turns:         4 + rng.IntN(12),
 		Installations: 1 + rng.IntN(3),
 		FaultPerMille: []uint64{0, 5, 20, 60}[rng.IntN(4)],
+		Engine:        sharedstorage.EngineLog,
 	}
 }
 
@@ -102,21 +114,20 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string {
-	return fmt.Sprintf("%v (cut to %d steps): %v\n  replay: go test ./internal/simulation -run 'TestSimulation$' -seed %d -steps %d\n  what happened:\n    %s",
-		f.Params, f.Limit, f.Err, f.Params.Seed, f.Limit, strings.Join(f.Events, "\n    "))
+	return fmt.Sprintf("%v (cut to %d steps): %v\n  replay: go test ./internal/simulation -run 'TestSimulation$' -engine %s -seed %d -steps %d\n  what happened:\n    %s",
+		f.Params, f.Limit, f.Err, f.Params.Engine, f.Params.Seed, f.Limit, strings.Join(f.Events, "\n    "))
 }
 
-// Run runs the schedule of seed, cut to limit steps (0: all of them),
-// then its recovery, and checks its invariants.
-func Run(ctx context.Context, seed uint64, limit int) (Stats, *Failure) {
-	p := ParamsFor(seed)
+// Run runs the schedule of p (ParamsFor a seed), cut to limit steps (0:
+// all of them), then its recovery, and checks its invariants.
+func Run(ctx context.Context, p Params, limit int) (Stats, *Failure) {
 	if limit <= 0 || limit > p.Steps {
 		limit = p.Steps
 	}
 	s := newSchedule(p)
 	err := s.run(ctx, limit)
-	if s.c != nil {
-		_ = s.c.stop(ctx)
+	if c := s.c; c != nil && !s.w.fs.dead() {
+		_ = s.within(func() error { return c.stop(ctx) })
 	}
 	st := Stats{Steps: limit, FSOps: s.w.fs.ops, Crashes: s.crashes, PowerLosses: s.powerLosses, Restarts: s.restarts}
 	if err != nil {
@@ -188,7 +199,8 @@ func (s *schedule) step(ctx context.Context, n int) error {
 		d := time.Duration(200+s.rng.IntN(9800)) * time.Millisecond
 		s.w.now = s.w.now.Add(d)
 		s.event("step %d: %s pass; a sweep", n, d)
-		s.c.proc.Sweep(ctx)
+		proc := s.c.proc
+		_ = s.within(func() error { proc.Sweep(ctx); return nil })
 	case k < 77:
 		m := 1 + s.rng.IntN(3)
 		s.w.refuse.mu.Lock()
@@ -246,8 +258,42 @@ func (s *schedule) body(r *request) ptrace.Traces {
 // process died is no answer: its sender sends it again.
 func (s *schedule) send(ctx context.Context, n int, r *request) {
 	r.tries++
-	err := s.c.proc.ConsumeTraces(ctx, s.body(r))
-	s.answered(n, r, err)
+	proc, td := s.c.proc, s.body(r)
+	s.answered(n, r, s.within(func() error { return proc.ConsumeTraces(ctx, td) }))
+}
+
+// errNoAnswer is a call's outcome when its process died before it was
+// answered.
+var errNoAnswer = errors.New("simulation: no answer, the process died")
+
+// within makes a call into the collector and returns its outcome, or
+// errNoAnswer when the process dies first. On the pebble engine a call of
+// a dead process may never return (its file system parks it); on the log
+// the call is made as it is, since the log answers every call, dead or
+// not, and a call left running would make a schedule unrepeatable.
+func (s *schedule) within(call func() error) error {
+	if s.p.Engine != sharedstorage.EnginePebble {
+		return call()
+	}
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	return s.wait(done)
+}
+
+// wait is the outcome of a call running in its own goroutine, or
+// errNoAnswer when the process dies first.
+func (s *schedule) wait(done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-s.w.fs.dying():
+		select {
+		case err := <-done:
+			return err
+		default:
+			return errNoAnswer
+		}
+	}
 }
 
 func (s *schedule) answered(n int, r *request, err error) {
@@ -278,26 +324,43 @@ func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refus
 	s.w.refuse.mu.Unlock()
 	r.tries += 2
 	first := make(chan error, 1)
-	go func() { first <- s.c.proc.ConsumeTraces(ctx, s.body(r)) }()
+	proc, td1, td2 := s.c.proc, s.body(r), s.body(r)
+	go func() { first <- proc.ConsumeTraces(ctx, td1) }()
+	dying := s.w.fs.dying()
 	select {
+	case <-dying:
+		// Died before the first reached the downstream: it is not
+		// answered, and the gate is taken back unused.
+		s.w.refuse.mu.Lock()
+		if s.w.refuse.gate == gate {
+			s.w.refuse.gate, s.w.refuse.arrived = nil, nil
+		}
+		s.w.refuse.mu.Unlock()
+		close(gate)
+		s.answered(n, r, s.wait(first))
 	case <-arrived:
 		second := make(chan error, 1)
-		go func() { second <- s.c.proc.ConsumeTraces(ctx, s.body(r)) }()
+		go func() { second <- proc.ConsumeTraces(ctx, td2) }()
 		// The second delivery reads its spans and waits for the cycle the
 		// first holds (or, with nothing to wait for, is answered).
-		for s.c.proc.Waiting() == 0 {
+		for proc.Waiting() == 0 {
 			select {
 			case err := <-second:
 				close(gate)
-				s.answered(n, r, <-first)
+				s.answered(n, r, s.wait(first))
 				s.answered(n, r, err)
+				return
+			case <-dying:
+				close(gate)
+				s.answered(n, r, s.wait(first))
+				s.answered(n, r, s.wait(second))
 				return
 			case <-time.After(20 * time.Microsecond):
 			}
 		}
 		close(gate)
-		s.answered(n, r, <-first)
-		s.answered(n, r, <-second)
+		s.answered(n, r, s.wait(first))
+		s.answered(n, r, s.wait(second))
 	case err := <-first:
 		// Nothing of it went downstream: take the gate back, unused.
 		_, g, _ := s.w.refuse.take()
@@ -315,7 +378,8 @@ func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refus
 // within stage_flush) and restarts a process that died.
 func (s *schedule) afterStep(ctx context.Context) error {
 	if !s.w.fs.dead() {
-		_, _ = s.c.store.Get(ctx, "flush")
+		store := s.c.store
+		_ = s.within(func() error { _, err := store.Get(ctx, "flush"); return err })
 	}
 	if !s.w.fs.dead() {
 		return nil
@@ -324,7 +388,14 @@ func (s *schedule) afterStep(ctx context.Context) error {
 }
 
 func (s *schedule) restartAfterDeath(ctx context.Context) error {
-	_ = s.c.stop(ctx)
+	// A process that died does nothing more. The log's calls of a dead
+	// process all fail, so its stop only ends its goroutines; Pebble's
+	// after a fatal error are not meant to run (the process exits), and a
+	// stop of such a database races its own background work: on the
+	// pebble engine a dead process is left as it is, its calls parked.
+	if c := s.c; s.p.Engine != sharedstorage.EnginePebble {
+		_ = c.stop(ctx)
+	}
 	s.c = nil
 	fs := s.w.fs
 	if fs.powerLoss {
@@ -342,7 +413,8 @@ func (s *schedule) restartAfterDeath(ctx context.Context) error {
 
 func (s *schedule) restart(ctx context.Context) error {
 	s.restarts++
-	if err := s.c.stop(ctx); err != nil && !s.w.fs.dead() {
+	c := s.c
+	if err := s.within(func() error { return c.stop(ctx) }); err != nil && !s.w.fs.dead() {
 		s.event("the graceful stop: %v", err)
 	}
 	s.c = nil
@@ -363,7 +435,8 @@ func (s *schedule) startAgain(ctx context.Context) error {
 	f.off = true
 	defer func() { f.off = off }()
 	for {
-		c, err := s.w.start(ctx)
+		var c *collector
+		err := s.within(func() (err error) { c, err = s.w.start(ctx); return err })
 		if err == nil {
 			s.c = c
 			return nil

@@ -9,7 +9,7 @@ func Shrink(ctx context.Context, f *Failure) *Failure {
 	lo, hi := 0, f.Limit // fails at hi; lo does not (or is untried)
 	for lo+1 < hi {
 		mid := (lo + hi) / 2
-		if _, g := Run(ctx, f.Params.Seed, mid); g != nil {
+		if _, g := Run(ctx, f.Params, mid); g != nil {
 			best, hi = g, mid
 		} else {
 			lo = mid

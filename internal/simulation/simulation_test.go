@@ -5,6 +5,8 @@ import (
 	"flag"
 	"testing"
 	"time"
+
+	"github.com/percause/percause/components/sharedstorage"
 )
 
 var (
@@ -13,6 +15,8 @@ var (
 	schedulesFlag = flag.Int("schedules", 10000, "how many schedules to explore")
 	forFlag       = flag.Duration("for", 0, "explore for this long instead of -schedules")
 	firstFlag     = flag.Uint64("first", 1, "the first seed explored")
+	engineFlag    = flag.String("engine", sharedstorage.EngineLog, "shared_storage's engine: log or pebble")
+	pebbleFlag    = flag.Int("pebble-schedules", 300, "how many schedules TestSimulationPebble explores")
 )
 
 // kept are schedules that once failed, each replayed whole in every run:
@@ -37,24 +41,37 @@ var kept = []struct {
 // TestKeptSchedules replays every kept schedule.
 func TestKeptSchedules(t *testing.T) {
 	for _, k := range kept {
-		if _, f := Run(context.Background(), k.seed, 0); f != nil {
+		if _, f := Run(context.Background(), ParamsFor(k.seed), 0); f != nil {
 			t.Errorf("kept schedule (%s): %v", k.found, f)
 		}
 	}
 }
 
-// TestSimulation explores schedules from -first on (CI: 10,000), or
-// replays one (-seed N [-steps K]). A failure prints its seed and the
-// shortest cut of its schedule that still fails.
+// TestSimulation explores schedules from -first on (CI: 10,000) on
+// -engine (the log), or replays one (-seed N [-steps K]). A failure
+// prints its seed and the shortest cut of its schedule that still fails.
 func TestSimulation(t *testing.T) {
-	ctx := context.Background()
 	if *seedFlag != 0 {
-		if _, f := Run(ctx, *seedFlag, *stepsFlag); f != nil {
+		if _, f := Run(context.Background(), ParamsFor(*seedFlag).WithEngine(*engineFlag), *stepsFlag); f != nil {
 			t.Fatal(f)
 		}
 		return
 	}
-	n, schedules := 0, *schedulesFlag
+	explore(t, *engineFlag, *schedulesFlag)
+}
+
+// TestSimulationPebble explores the same schedules on the pebble engine
+// (CI: 300; docs/simulation.md says why fewer).
+func TestSimulationPebble(t *testing.T) {
+	if *seedFlag != 0 || *engineFlag != sharedstorage.EngineLog {
+		t.Skip("a replay or an exploration on one engine: TestSimulation")
+	}
+	explore(t, sharedstorage.EnginePebble, *pebbleFlag)
+}
+
+func explore(t *testing.T, engine string, schedules int) {
+	ctx := context.Background()
+	n := 0
 	if testing.Short() {
 		schedules = min(schedules, 500)
 	}
@@ -64,7 +81,7 @@ func TestSimulation(t *testing.T) {
 		if *forFlag > 0 && time.Since(began) >= *forFlag || *forFlag == 0 && n >= schedules {
 			break
 		}
-		st, f := Run(ctx, seed, 0)
+		st, f := Run(ctx, ParamsFor(seed).WithEngine(engine), 0)
 		n++
 		total.add(st)
 		if f != nil {
@@ -72,8 +89,8 @@ func TestSimulation(t *testing.T) {
 		}
 	}
 	took := time.Since(began)
-	t.Logf("%d schedules held in %s (%.0f a second): %d steps, %d file system calls, %d kills, %d power losses, %d graceful restarts",
-		n, took.Round(time.Millisecond), float64(n)/took.Seconds(), total.Steps, total.FSOps, total.Crashes, total.PowerLosses, total.Restarts)
+	t.Logf("%s engine: %d schedules held in %s (%.0f a second): %d steps, %d file system calls, %d kills, %d power losses, %d graceful restarts",
+		engine, n, took.Round(time.Millisecond), float64(n)/took.Seconds(), total.Steps, total.FSOps, total.Crashes, total.PowerLosses, total.Restarts)
 	if total.Crashes == 0 || total.PowerLosses == 0 {
 		t.Fatalf("no kill (%d) or no power loss (%d) in %d schedules: the simulation proved nothing", total.Crashes, total.PowerLosses, n)
 	}
