@@ -102,25 +102,101 @@ func TestLaunchHistoryOutOfOrder(t *testing.T) {
 }
 
 // TestLaunchPreviousTurnNeverCame: a turn whose previous turn never comes
-// waits for it within the decision window, then is decided with what is
-// known (not forced: everything of its own trace came), and the evidence
-// says so.
+// waits for it for history_wait, then is decided with what is known (not
+// forced: everything of its own trace came), and the evidence says so.
 func TestLaunchPreviousTurnNeverCame(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	h := newHarness(t, cfg)
 	h.deliver(sdk(10, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1)))
 	h.deliver(sdk(12, plainUnit("launch-A"), plainTurn("launch-A", 3, 2, 3))) // turn 2 never comes
-	h.advance(cfg.DecisionWait / 2)
-	if n := len(h.verdicts()); n != 1 {
-		t.Fatalf("%d verdicts within the decision window, want 1 (turn 3 waits for turn 2)", n)
+	for waited := time.Duration(0); waited < cfg.HistoryWait-100*time.Millisecond; waited += 100 * time.Millisecond {
+		h.advance(100 * time.Millisecond)
 	}
-	h.advance(cfg.DecisionWait / 2)
+	if n := len(h.verdicts()); n != 1 {
+		t.Fatalf("%d verdicts within history_wait, want 1 (turn 3 waits for turn 2)", n)
+	}
+	h.advance(100 * time.Millisecond)
 	cause, ev := h.causeOf(12)
 	if cause != semconv.CauseNone || !strings.HasPrefix(ev, "turn 2 of this launch not seen") {
 		t.Fatalf("turn 3 without turn 2: %s (%s), want none saying turn 2 was not seen", cause, ev)
 	}
 	if got := h.counter("otelcol_processor_verdict_forced"); len(got) != 0 {
 		t.Fatalf("forced %v, want none", got)
+	}
+}
+
+// TestLaunchPreviousTurnLate: a phone retrying a refused batch, or a spool
+// draining after a tunnel, sends a turn behind the next one; the next turn
+// waits for it (history_wait, sized from the spool's backoff) and is read
+// with it, at each delay a retry gives. The sweep runs every 100 ms
+// between, as its ticker would.
+func TestLaunchPreviousTurnLate(t *testing.T) {
+	for _, late := range []time.Duration{700 * time.Millisecond, 1400 * time.Millisecond, 2500 * time.Millisecond, 4 * time.Second, 7500 * time.Millisecond} {
+		t.Run(late.String(), func(t *testing.T) {
+			h := newHarness(t, createDefaultConfig().(*Config))
+			for _, i := range []int{0, 1, 3} { // turn 4 before turn 3
+				lt := launchTurns[i]
+				h.deliver(sdk(byte(10+i), plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+			}
+			for waited := time.Duration(0); waited < late; waited += 100 * time.Millisecond {
+				h.advance(100 * time.Millisecond)
+			}
+			lt := launchTurns[2]
+			h.deliver(sdk(12, plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+			checkLaunch(t, h, 10)
+		})
+	}
+}
+
+// TestLaunchHeldForHistoryBounded: a turn held for its previous turn is
+// held like any turn: at max_pending it is evicted first (the oldest), and
+// decided with what is known, the evidence saying which turn was not seen.
+func TestLaunchHeldForHistoryBounded(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxPending = 2
+	h := newHarness(t, cfg)
+	h.deliver(sdk(10, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1)))
+	h.deliver(sdk(12, plainUnit("launch-A"), plainTurn("launch-A", 3, 2, 3))) // held for turn 2
+	h.deliver(sdk(20, plainUnit("launch-B")))                                 // a trace without its turn yet
+	if n := len(h.verdicts()); n != 1 {
+		t.Fatalf("%d verdicts with max_pending 2 not reached, want 1 (turn 3 held)", n)
+	}
+	h.deliver(sdk(21, plainUnit("launch-C"))) // no room: the oldest held, turn 3, goes
+	cause, ev := h.causeOf(12)
+	if cause != semconv.CauseNone || !strings.Contains(ev, "turn 2 of this launch not seen") {
+		t.Fatalf("turn 3 evicted: %s (%s), want none saying turn 2 was not seen", cause, ev)
+	}
+	if got := h.counter("otelcol_processor_verdict_forced")[verdict.ForcedPendingLimit]; got != 1 {
+		t.Fatalf("forced{pending_limit} = %d, want 1", got)
+	}
+	if n := h.p.held.Len(); n != 2 {
+		t.Fatalf("%d traces held, want max_pending (2)", n)
+	}
+}
+
+// TestLaunchHeldForHistoryAcrossARestart: a turn held for its previous
+// turn is stored like any held turn: after a restart it still waits, and
+// the previous turn arriving late (after the restart) is read with it.
+func TestLaunchHeldForHistoryAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	h, host := storedHarness(t, dir, EmitVerdicts)
+	for _, i := range []int{0, 1, 3} { // turn 4 before turn 3
+		lt := launchTurns[i]
+		h.deliver(sdk(byte(10+i), plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+	}
+	h.advance(time.Second)
+	h.stop(host)
+	h2, host2 := storedHarness(t, dir, EmitVerdicts)
+	defer h2.stop(host2)
+	h2.advance(1500 * time.Millisecond)
+	lt := launchTurns[2]
+	h2.deliver(sdk(12, plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players)))
+	for _, i := range []int{2, 3} {
+		lt := launchTurns[i]
+		cause, ev := h2.causeOf(byte(10 + i))
+		if cause != lt.cause || !strings.Contains(ev, lt.evidence) {
+			t.Errorf("after the restart, turn %d: %s (%s), want %s (%s)", lt.index, cause, ev, lt.cause, lt.evidence)
+		}
 	}
 }
 
