@@ -294,3 +294,83 @@ func TestLaunchHistoryAcrossARestart(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchBoundariesOverOTLP: a client that reuses its
+// service.instance.id across a relaunch or a reboot has its launches told
+// apart by evidence that holds, between turns next to each other in time:
+// the turn index not going up, app_uptime dropping, device_uptime
+// dropping. A phone asleep between turns (its uptime growing more slowly
+// than its clock) stays one launch (docs/decisions/0249).
+func TestLaunchBoundariesOverOTLP(t *testing.T) {
+	type sent struct {
+		index, pool, players int64
+		ago                  time.Duration // before baseTime, on the phone's clock
+		app, device          float64       // 0: not reported
+		cause                string        // "": not checked
+		evidence             string
+	}
+	const none, pool, state = semconv.CauseNone, semconv.CausePool, semconv.CauseState
+	for _, c := range []struct {
+		name  string
+		turns []sent
+	}{
+		{"reused ID, the index goes back", []sent{
+			{1, 2, 1, 10 * time.Minute, 10, 0, pool, ""},
+			{2, 2, 1, 9 * time.Minute, 70, 0, none, ""},
+			{1, 0, 1, 2 * time.Minute, 5, 0, none, "a new launch under the same service.instance.id: the turn index did not go up (turn 1 after turn 2)"},
+			{2, 1, 1, time.Minute, 65, 0, pool, "pool_reset moved 0→1 since the previous turn"},
+		}},
+		{"reused ID, app_uptime drops", []sent{
+			{1, 0, 1, 10 * time.Minute, 10, 0, "", ""},
+			{2, 0, 2, 9 * time.Minute, 70, 0, "", ""},
+			{3, 0, 3, 8 * time.Minute, 130, 0, "", ""},
+			{4, 0, 4, time.Minute, 5, 0, none, "turn 3 of this launch not seen; a new launch under the same service.instance.id: app_uptime dropped (5.00 s after 130.00 s)"},
+		}},
+		{"reused ID, device_uptime drops (a reboot)", []sent{
+			{1, 0, 1, 10 * time.Minute, 0, 5000, "", ""},
+			{2, 0, 2, 9 * time.Minute, 0, 5060, "", ""},
+			{3, 0, 3, 8 * time.Minute, 0, 5120, "", ""},
+			{4, 0, 4, time.Minute, 0, 30, none, "turn 3 of this launch not seen; a new launch under the same service.instance.id: device_uptime dropped (30.00 s after 5120.00 s: a reboot)"},
+		}},
+		{"asleep between turns: one launch", []sent{
+			{1, 0, 1, 8 * time.Minute, 10, 0, "", ""},
+			{2, 0, 2, 6 * time.Minute, 70, 0, "", ""},
+			{3, 2, 3, 4 * time.Minute, 130, 0, pool, "pool_reset moved 0→2 since the previous turn"},
+			{4, 2, 4, 2 * time.Minute, 190, 0, state, "players 1→2→3→4 rose on each of the last 3 turns"},
+		}},
+		{"the old launch's late turn after the relaunch", []sent{
+			{1, 2, 1, 10 * time.Minute, 10, 0, pool, ""},
+			{1, 0, 1, 2 * time.Minute, 5, 0, none, ""},
+			{2, 2, 1, 9 * time.Minute, 70, 0, none, "no rule fired"},
+			{2, 1, 1, time.Minute, 65, 0, pool, "pool_reset moved 0→1 since the previous turn"},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			h := newHarness(t, cfg)
+			for i, s := range c.turns {
+				tr := plainTurn("launch-A", s.index, s.pool, s.players)
+				tr.ago = s.ago
+				if s.app != 0 {
+					tr.attrs[semconv.HealthAppUptime] = s.app
+				}
+				if s.device != 0 {
+					tr.attrs[semconv.HealthDeviceUptime] = s.device
+				}
+				u := plainUnit("launch-A")
+				u.ago = s.ago
+				h.deliver(sdk(byte(10+i), u, tr))
+			}
+			h.advance(cfg.HistoryWait)
+			for i, s := range c.turns {
+				if s.cause == "" {
+					continue
+				}
+				cause, ev := h.causeOf(byte(10 + i))
+				if cause != s.cause || !strings.Contains(ev, s.evidence) {
+					t.Errorf("arrival %d, turn %d: %s (%s), want %s (%s)", i+1, s.index, cause, ev, s.cause, s.evidence)
+				}
+			}
+		})
+	}
+}
