@@ -61,7 +61,7 @@ const (
 	DefaultCounterInstallations = 100
 	// DefaultLaunches is how many launches the cross-turn rules remember
 	// the recent turns of (the least recently seen forgotten past it): a
-	// fleet's launches of a day many times over, at about 1.3 KB each.
+	// fleet's launches of a day many times over, at about 2.7 KB each.
 	DefaultLaunches = 10000
 	// DefaultLaunchIdle is how long a launch unseen is remembered: an app
 	// left open overnight is still the same launch in the morning.

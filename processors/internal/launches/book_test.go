@@ -129,7 +129,9 @@ func BenchmarkLaunchBytes(b *testing.B) {
 		for i := range launches {
 			k := Key{"install-" + strconv.Itoa(i%5000), "5b0c1e8a-6d0f-4d43-9a6e-" + strconv.Itoa(100000000000+i)}
 			for idx := int64(1); idx <= KeptTurns; idx++ {
-				tr := Turn{PastTurn: verdict.PastTurn{Index: idx, Pool: verdict.Some(idx)}}
+				// Each turn its own trace, end and uptimes, as a phone sends them.
+				tr := Turn{PastTurn: verdict.PastTurn{Index: idx, Pool: verdict.Some(idx)}, Trace: pcommon.TraceID{byte(i), byte(i >> 8), byte(idx)},
+					At: t0.Add(time.Duration(idx) * time.Minute).UnixNano(), App: float64(60 * idx), Device: float64(9000 + 60*idx)}
 				for _, kind := range semconv.LiveKinds {
 					tr.Live = append(tr.Live, verdict.LiveCount{Kind: kind, Count: idx})
 				}
