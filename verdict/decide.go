@@ -138,6 +138,9 @@ func evidence(p *Trace, t *turnView, f *findings, v Verdict, c *Rules, forced Fo
 		parts = append(parts, unseenSentence(t.across.unseen))
 	}
 	parts = appendAssumed(parts, p.Turn)
+	if t.across.began != "" {
+		parts = append(parts, truncate(t.across.began, maxAssumedBytes))
+	}
 	if len(t.problems) > 0 {
 		parts = append(parts, "bad input: "+strings.Join(t.problems, "; "))
 	}

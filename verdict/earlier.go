@@ -14,6 +14,11 @@ type Earlier struct {
 	// Turns are the launch's turns before this one that were seen, oldest
 	// first, each index below the turn's.
 	Turns []PastTurn
+	// Began says why the holder began a new launch with this turn under a
+	// service.instance.id it had seen before ("" when it did not): the
+	// evidence repeats it, so a client that reuses its ID across a
+	// relaunch is seen doing so.
+	Began string
 }
 
 // PastTurn is what a later turn of the launch reads of one turn.
@@ -117,12 +122,17 @@ type crossTurn struct {
 	live   []LiveSeries
 	// disagrees: the turn's own history and what the holder kept differ.
 	disagrees bool
+	// began is the holder's Began.
+	began string
 }
 
 // readCrossTurn joins the turn's own history with what the holder kept,
 // the turn's own winning.
 func readCrossTurn(t *Turn, e *Earlier, rising int) crossTurn {
 	var x crossTurn
+	if e != nil {
+		x.began = e.Began
+	}
 	prev, seen := e.at(t.Index - 1)
 	switch {
 	case t.HasPoolBefore:

@@ -132,6 +132,8 @@ func appendTurnSpan(s ptrace.Span, id pcommon.TraceID, t *Turn) {
 	putSeconds(a, semconv.ListenGrant, t.ListenGrant, t.HasGrant)
 	putSeconds(a, semconv.ListenSession, t.ListenSession, t.HasSession)
 	putSeconds(a, semconv.ListenTotal, t.ListenTotal, t.HasTotal)
+	putSeconds(a, semconv.HealthAppUptime, t.AppUptime.V, t.AppUptime.OK)
+	putSeconds(a, semconv.HealthDeviceUptime, t.DeviceUptime.V, t.DeviceUptime.OK)
 	putSeconds(a, semconv.TurnSpeechEndPost, t.SpeechEndToPost, t.HasSpeechEndToPost)
 	putSeconds(a, semconv.TurnNotSent, t.NotSent, t.HasNotSent)
 	if t.Units >= 0 {

@@ -147,6 +147,7 @@ func joinedCases() map[string][]jspan {
 				semconv.PoolResets:          int64(3), semconv.PoolResetsBefore: int64(2),
 				semconv.ListenGrant: 0.4, semconv.ListenSession: 0.7, semconv.ListenTotal: 1.6,
 				semconv.TurnUnits: int64(3), semconv.TurnSpeechEndPost: 0.3, semconv.TurnNotSent: 1.25,
+				semconv.HealthAppUptime: 312.5, semconv.HealthDeviceUptime: 90210.25,
 				semconv.RouteInputs: []any{"builtin_mic"},
 			}, map[string]any{semconv.RouteChangeAt: 3.5, semconv.RouteChangeReason: "new_device_available"},
 				map[string]any{semconv.RouteChangeAt: int64(4), semconv.RouteChangeReason: int64(7)}),
@@ -287,6 +288,7 @@ var fuzzKeys = []string{
 	semconv.TurnUnits, semconv.TurnSpeechEndPost, semconv.TurnNotSent,
 	semconv.UnitIndex, semconv.TakeID, semconv.UnitUnderruns, semconv.UnitSilent, semconv.UnitCushion, semconv.UnitLead,
 	semconv.TakeNeed, AttrJoinedProblems, AttrJoinedUnderrunUnreadable, "http.method",
+	semconv.HealthAppUptime, semconv.HealthDeviceUptime,
 }
 
 // fuzzStrings are string values worth trying.

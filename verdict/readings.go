@@ -70,6 +70,12 @@ type Turn struct {
 	Outputs                        []string
 	SpeechEndToPost, NotSent       float64
 	HasSpeechEndToPost, HasNotSent bool
+
+	// AppUptime and DeviceUptime (seconds, at the turn): a holder of the
+	// launch's turns reads a relaunch or a reboot in them dropping
+	// (docs/decisions/0249). No rule reads them; a negative one is bad
+	// input, as percause check says.
+	AppUptime, DeviceUptime Opt[float64]
 }
 
 // MaxOutputs bounds the route outputs a turn carries to its verdict.
@@ -476,6 +482,8 @@ func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *Turn {
 	t.SpeechEndToPost, t.HasSpeechEndToPost = r.seconds(semconv.TurnSpeechEndPost)
 	t.NotSent, t.HasNotSent = r.seconds(semconv.TurnNotSent)
 	t.Index, _ = r.count(semconv.TurnIndex)
+	t.AppUptime.V, t.AppUptime.OK = r.seconds(semconv.HealthAppUptime)
+	t.DeviceUptime.V, t.DeviceUptime.OK = r.seconds(semconv.HealthDeviceUptime)
 	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
 		t.Link = link
 	}

@@ -42,6 +42,14 @@ const (
 	// language may send) must stay quiet before it is decided: its units
 	// may still be on their way, one request each, in any order.
 	DefaultDecisionWait = time.Second
+	// DefaultHistoryWait is how long a turn whose launch's previous turn
+	// has not arrived is held for it, once everything of its own trace has
+	// come. A phone's spool retries a refused batch after 0.25 s, doubling
+	// each time (exporters/spool: DefaultMinBackoff, DefaultMaxBackoff), so
+	// a batch refused five times in a row arrives 0.25+0.5+1+2+4 = 7.75 s
+	// after its first try: a turn sent behind the next one (a retry, a
+	// spool draining after a tunnel) arrives within it.
+	DefaultHistoryWait = 7750 * time.Millisecond
 	// DefaultEmit passes every span on with the verdicts added.
 	DefaultEmit = EmitAll
 	// DefaultCounterInstallations is how many installations the counted
@@ -53,7 +61,7 @@ const (
 	DefaultCounterInstallations = 100
 	// DefaultLaunches is how many launches the cross-turn rules remember
 	// the recent turns of (the least recently seen forgotten past it): a
-	// fleet's launches of a day many times over, at about 1.3 KB each.
+	// fleet's launches of a day many times over, at about 2.7 KB each.
 	DefaultLaunches = 10000
 	// DefaultLaunchIdle is how long a launch unseen is remembered: an app
 	// left open overnight is still the same launch in the morning.
@@ -91,6 +99,7 @@ var (
 	ErrMicOpenLimitNotPositive = errors.New("rules.mic_open_limit must be positive")
 	ErrRisingTurnsRange        = fmt.Errorf("rules.rising_turns must be between 1 and %d (the history a turn carries)", semconv.LiveHistory)
 	ErrDecisionWaitRange       = errors.New("decision_wait must be positive and at most wait")
+	ErrHistoryWaitRange        = errors.New("history_wait must be positive and at most max_age")
 	ErrEmitUnknown             = fmt.Errorf("emit must be %q, %q or %q", EmitAll, EmitVerdicts, EmitTurns)
 	ErrCountersRange           = errors.New("counters.installations must not be negative and counters.idle must be positive")
 	ErrLaunchesRange           = errors.New("launches.max must not be negative and launches.idle must be positive")
@@ -113,6 +122,11 @@ type Config struct {
 	// DecisionWait is how long the trace of a turn without pippa.turn.units
 	// must have been quiet (no reading arrived) before the turn is decided.
 	DecisionWait time.Duration `mapstructure:"decision_wait"`
+	// HistoryWait is how long a turn whose own trace has come whole is held
+	// for its launch's previous turn (the turns its pool and state rules
+	// read) before it is decided without it, the evidence saying which
+	// turn was not seen.
+	HistoryWait time.Duration `mapstructure:"history_wait"`
 	// Emit says what goes on to the next consumer: EmitAll (every span, and
 	// the verdicts), EmitVerdicts (the verdict spans only) or EmitTurns
 	// (no verdict: each turn's readings, joined, for a stage routed by
@@ -173,6 +187,7 @@ func createDefaultConfig() component.Config {
 		MaxPending:       DefaultMaxPending,
 		DecidedCacheSize: DefaultDecidedCacheSize,
 		DecisionWait:     DefaultDecisionWait,
+		HistoryWait:      DefaultHistoryWait,
 		Emit:             DefaultEmit,
 		Counters:         CountersConfig{Installations: DefaultCounterInstallations, Idle: DefaultCounterIdle},
 		Launches:         LaunchesConfig{Max: DefaultLaunches, Idle: DefaultLaunchIdle},
@@ -202,6 +217,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DecisionWait <= 0 || c.DecisionWait > c.Wait {
 		bad(ErrDecisionWaitRange, "decision_wait %s, wait %s", c.DecisionWait, c.Wait)
+	}
+	if c.HistoryWait <= 0 || c.HistoryWait > c.MaxAge {
+		bad(ErrHistoryWaitRange, "history_wait %s, max_age %s", c.HistoryWait, c.MaxAge)
 	}
 	if c.Emit != EmitAll && c.Emit != EmitVerdicts && c.Emit != EmitTurns {
 		bad(ErrEmitUnknown, "emit is %q", c.Emit)

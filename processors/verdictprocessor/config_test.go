@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/percause/percause/exporters/spool"
 	"github.com/percause/percause/processors/verdictprocessor/internal/metadata"
 	"github.com/percause/percause/verdict"
 )
@@ -30,7 +31,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "", want: createDefaultConfig().(*Config)},
 		{id: "custom", want: &Config{
 			Wait: 2 * time.Second, MaxAge: time.Minute, MaxPending: 500, DecidedCacheSize: 1000,
-			DecisionWait: 500 * time.Millisecond, Emit: EmitVerdicts, Storage: &storageID,
+			DecisionWait: 500 * time.Millisecond, HistoryWait: 4 * time.Second, Emit: EmitVerdicts, Storage: &storageID,
 			Counters: CountersConfig{Installations: 0, Idle: time.Hour},
 			Launches: LaunchesConfig{Max: 50, Idle: 2 * time.Hour},
 			Rules:    verdict.Rules{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
@@ -44,6 +45,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_mic", wantErr: ErrMicOpenLimitNotPositive},
 		{id: "bad_rising", wantErr: ErrRisingTurnsRange},
 		{id: "bad_decision_wait", wantErr: ErrDecisionWaitRange},
+		{id: "bad_history_wait", wantErr: ErrHistoryWaitRange},
 		{id: "bad_emit", wantErr: ErrEmitUnknown},
 		{id: "bad_counters", wantErr: ErrCountersRange},
 		{id: "bad_pass_spans", wantErr: ErrPassSpans},
@@ -119,5 +121,20 @@ func TestValidateSaysWhat(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want.text) {
 			t.Errorf("Validate() = %v, want it to say %q", err, want.text)
 		}
+	}
+}
+
+// TestHistoryWaitCoversFiveRefusals: history_wait is where the SDK's
+// spool sends a batch refused five times in a row (its backoff from
+// DefaultMinBackoff, doubling, below DefaultMaxBackoff), so the figure in
+// the README follows the spool's constants.
+func TestHistoryWaitCoversFiveRefusals(t *testing.T) {
+	var at, wait time.Duration = 0, spool.DefaultMinBackoff
+	for range 5 {
+		at += wait
+		wait = min(2*wait, spool.DefaultMaxBackoff)
+	}
+	if DefaultHistoryWait != at {
+		t.Fatalf("DefaultHistoryWait %s, the spool's fifth retry comes %s after the first try", DefaultHistoryWait, at)
 	}
 }

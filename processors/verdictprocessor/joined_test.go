@@ -275,7 +275,7 @@ func TestLaunchAcrossTwoJoins(t *testing.T) {
 // TestLaunchSplitByTraceRouting is the shape the two stages replace: the
 // same sends into two processors that decide, as gateways routed by trace
 // ID alone did. Neither sees the launch's previous turn of any turn but
-// the first, so each later turn is decided after its wait without it:
+// the first, so each later turn is decided after history_wait without it:
 // pool and state are missed.
 func TestLaunchSplitByTraceRouting(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
@@ -284,7 +284,7 @@ func TestLaunchSplitByTraceRouting(t *testing.T) {
 		sendLaunchTurn(gw[i%2], i)
 	}
 	for _, h := range gw {
-		h.advance(cfg.Wait)
+		h.advance(cfg.HistoryWait)
 	}
 	for i, lt := range launchTurns {
 		cause, ev := gw[i%2].causeOf(byte(10 + i))

@@ -13,7 +13,10 @@ import (
 // clients) is read against what the processor kept of its launch: each
 // launch's recent turns by turn index, bounded by launches.max and
 // launches.idle, stored beside the held turns
-// (docs/decisions/0226-the-collector-remembers-each-launch.md).
+// (docs/decisions/0226-the-collector-remembers-each-launch.md). A client
+// that reuses its service.instance.id across a relaunch has its launches
+// told apart by the turns' order, index and uptimes (runs,
+// docs/decisions/0249-launch-boundaries-from-evidence-that-holds.md).
 
 // launchOf is the launch of a held trace's turn (ok false without a turn,
 // without a launch named, or with launches off).
@@ -22,6 +25,28 @@ func (p *verdictProcessor) launchOf(e *pending.Entry) (launches.Key, bool) {
 		return launches.Key{}, false
 	}
 	return launches.KeyOf(e.Turn.Resource)
+}
+
+// placeOf is what places a held trace's turn among its launch's turns
+// (docs/decisions/0249): its trace, index, end and uptimes.
+func placeOf(e *pending.Entry) launches.Turn {
+	t := e.Turn
+	l := launches.Turn{PastTurn: verdict.PastTurn{Index: t.Index}, Trace: e.ID, At: int64(t.EndTime),
+		App: launches.NoUptime, Device: launches.NoUptime}
+	if t.AppUptime.OK {
+		l.App = t.AppUptime.V
+	}
+	if t.DeviceUptime.OK {
+		l.Device = t.DeviceUptime.V
+	}
+	return l
+}
+
+// runOf is the run (the launch under its service.instance.id) a held
+// trace's turn belongs to.
+func (p *verdictProcessor) runOf(e *pending.Entry, k launches.Key) uint32 {
+	t := placeOf(e)
+	return p.launches.RunOf(k, &t)
 }
 
 // recordTurnLocked keeps the turn that just arrived in its launch's
@@ -33,7 +58,9 @@ func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out
 		return woken
 	}
 	before := p.launches.Len()
-	_, forgot := p.launches.Record(k, launches.Turn{PastTurn: verdict.PastOf(e.Turn), Trace: e.ID}, now)
+	t := placeOf(e)
+	t.PastTurn = verdict.PastOf(e.Turn)
+	run, _, forgot := p.launches.Record(k, t, now)
 	out.launchesDelta += int64(p.launches.Len() - before)
 	if forgot > 0 {
 		out.add(&out.forgotten, launches.ForgotLimit, int64(forgot))
@@ -41,7 +68,7 @@ func (p *verdictProcessor) recordTurnLocked(e *pending.Entry, now time.Time, out
 	// A later turn reads this one if it is among the turns before it that
 	// its rules read: up to rising_turns back.
 	for j := int64(1); j <= int64(p.cfg.Rules.RisingTurns); j++ {
-		if id, ok := p.launches.TraceOf(k, e.Turn.Index+j); ok {
+		if id, ok := p.launches.TraceOf(k, run, e.Turn.Index+j); ok {
 			if next := p.held.Get(id); next != nil && !next.Delivery.Sending {
 				woken = append(woken, next)
 			}
@@ -69,8 +96,9 @@ func (p *verdictProcessor) previousKnown(e *pending.Entry) bool {
 	if len(t.Live) > 0 {
 		back = int64(p.cfg.Rules.RisingTurns)
 	}
+	run := p.runOf(e, k)
 	for i := t.Index - 1; i >= max(t.Index-back, 1); i-- {
-		if !p.launches.Has(k, i) {
+		if !p.launches.Has(k, run, i) {
 			return false
 		}
 	}
@@ -83,7 +111,10 @@ func (p *verdictProcessor) earlierOf(e *pending.Entry) *verdict.Earlier {
 	if !ok {
 		return nil
 	}
-	return p.launches.Earlier(k, e.Turn.Index)
+	run := p.runOf(e, k)
+	earlier := p.launches.Earlier(k, run, e.Turn.Index)
+	earlier.Began = p.launches.Began(k, run, e.ID)
+	return earlier
 }
 
 // expireLaunchesLocked forgets the launches idle too long.

@@ -140,7 +140,7 @@ func buildFullStore(b *testing.B, dir string) {
 	k := launches.Key{Installation: "install-0", Instance: fmt.Sprintf("5b0c1e8a-6d0f-4d43-9a6e-%012d", 0)}
 	last := int64(4 + restartTurnsPerLaunch - 1)
 	for idx := int64(4); idx <= last; idx++ {
-		if want := idx > last-launches.KeptTurns; h.p.launches.Has(k, idx) != want {
+		if want := idx > last-launches.KeptTurns; h.p.launches.Has(k, 0, idx) != want {
 			b.Errorf("launch 0 keeps turn %d: %v, want %v", idx, !want, want)
 		}
 	}

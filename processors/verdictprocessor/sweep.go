@@ -61,8 +61,17 @@ func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *
 		return decision{}, false
 	case e.Delivery.Refusals > 0:
 		return p.decideLocked(e, e.Delivery.Forced, out), true
-	case p.decidable(e) || p.quietAndWhole(e, now):
+	case p.decidable(e):
 		return p.decideLocked(e, verdict.Forced{}, out), true
+	case p.quietAndWhole(e, now):
+		// Everything of its own trace came; what it may still wait for is
+		// its launch's previous turn, history_wait from its arrival (a phone
+		// retrying that turn's refused batch sends it late). Nothing more
+		// of its own comes, so it is not forced when decided without it.
+		if aged || now.Sub(e.TurnAt) >= p.cfg.HistoryWait || p.previousKnown(e) {
+			return p.decideLocked(e, verdict.Forced{}, out), true
+		}
+		return decision{}, false
 	case now.Sub(e.TurnAt) >= p.cfg.Wait:
 		return p.decideLocked(e, p.forced(verdict.ForcedWait), out), true
 	case aged:
@@ -73,8 +82,9 @@ func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *
 
 // quietAndWhole reports whether everything of the turn's own trace has
 // arrived and the trace has been quiet for the decision window: it is
-// decided then, and what its launch's earlier turns did not bring is read
-// as not seen (the evidence says which).
+// decided then, or once history_wait has passed when its launch's
+// previous turn has not come, and what its launch's earlier turns did not
+// bring is read as not seen (the evidence says which).
 func (p *verdictProcessor) quietAndWhole(e *pending.Entry, now time.Time) bool {
 	if e.Turn == nil || now.Sub(e.LastAt) < p.cfg.DecisionWait {
 		return false

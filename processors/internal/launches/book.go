@@ -8,7 +8,9 @@
 package launches
 
 import (
+	"cmp"
 	"container/list"
+	"fmt"
 	"slices"
 	"time"
 
@@ -43,18 +45,36 @@ func KeyOf(res pcommon.Resource) (Key, bool) {
 	return k, true
 }
 
-// Turn is one kept turn of a launch: what a later turn reads of it, and
-// its trace.
+// Turn is one kept turn of a launch: what a later turn reads of it, its
+// trace, what places it among the launch's turns, and the run it was
+// placed in.
 type Turn struct {
 	verdict.PastTurn
 	Trace pcommon.TraceID
+	// At is the turn's end on the phone's clock (Unix nanoseconds; 0 when
+	// not sent): the launch's turns are ordered by it, then by index.
+	At int64
+	// App and Device are its app_uptime and device_uptime in seconds
+	// (NoUptime when not reported).
+	App, Device float64
+	// Run numbers the launches begun under one service.instance.id (a
+	// client that reuses it across a relaunch): a turn reads the earlier
+	// turns of its own run only.
+	Run uint32
 }
 
-// Launch is what is kept of one launch.
+// NoUptime marks an uptime not reported.
+const NoUptime = -1
+
+// Launch is what is kept of one service.instance.id: its most recent
+// turns, and how many runs (launches) it began.
 type Launch struct {
 	Key Key
-	// Turns are its most recent turns by index, ascending.
+	// Turns are its most recent turns in order: by At, then by index.
 	Turns []Turn
+	// Runs is how many runs were begun under the key; the next is numbered
+	// Runs.
+	Runs uint32
 	// Seen is when a turn of it last arrived.
 	Seen time.Time
 
@@ -111,9 +131,11 @@ func (b *Book) ReportTo(c Changes) { b.changes = c }
 // Len is how many launches are kept.
 func (b *Book) Len() int { return len(b.by) }
 
-// Record keeps turn t of launch k, arriving now. It reports whether the
-// book changed, and which launches it forgot to make room.
-func (b *Book) Record(k Key, t Turn, now time.Time) (changed bool, forgot int) {
+// Record keeps turn t of launch k, arriving now, in the run its place
+// among the launch's turns gives it (t.Run is ignored). It returns the
+// run, whether the book changed, and which launches it forgot to make
+// room.
+func (b *Book) Record(k Key, t Turn, now time.Time) (run uint32, changed bool, forgot int) {
 	l, ok := b.by[k]
 	if !ok {
 		for b.max > 0 && len(b.by) >= b.max {
@@ -127,34 +149,105 @@ func (b *Book) Record(k Key, t Turn, now time.Time) (changed bool, forgot int) {
 		b.order.MoveToFront(l.elem)
 	}
 	l.Seen = now
-	if !l.add(t, b.keep) {
-		return !ok, forgot
+	run, kept := l.add(t, b.keep)
+	if !kept {
+		return run, !ok, forgot
 	}
 	b.changes.LaunchChanged(l)
-	return true, forgot
+	return run, true, forgot
 }
 
-// add inserts t in index order, keeping the most recent keep turns; it
-// reports whether t was kept (a turn already kept, or older than every
-// kept one when full, is not).
-func (l *Launch) add(t Turn, keep int) bool {
-	i, found := slices.BinarySearchFunc(l.Turns, t.Index, func(e Turn, idx int64) int {
-		switch {
-		case e.Index < idx:
-			return -1
-		case e.Index > idx:
-			return 1
-		}
-		return 0
-	})
-	if found || (len(l.Turns) >= keep && i == 0) {
-		return false
+// before orders a launch's turns: by their end, then by index (turns that
+// end at the same time, and a turn without a time (a launch stored before
+// times were kept, or a client that sends none) beside any other, are
+// taken in index order).
+func (t *Turn) before(o *Turn) bool {
+	if t.At != o.At && t.At != 0 && o.At != 0 {
+		return t.At < o.At
 	}
-	l.Turns = slices.Insert(l.Turns, i, t)
+	return t.Index < o.Index
+}
+
+// Begins reports whether a launch begins between a and b, the turn after
+// it in order (docs/decisions/0249): the turn index does not go up,
+// app_uptime drops (a relaunch) or device_uptime drops (a reboot). Where
+// the launch's start (the end less app_uptime) moved, nothing else said,
+// the turns are one launch: a phone asleep between turns grows its uptime
+// more slowly than its clock, and a relaunch under a fresh ID is told by
+// the ID.
+func Begins(a, b *Turn) bool {
+	return b.Index <= a.Index ||
+		a.App != NoUptime && b.App != NoUptime && b.App < a.App ||
+		a.Device != NoUptime && b.Device != NoUptime && b.Device < a.Device
+}
+
+// place finds where t goes among l's turns and the run it belongs to: its
+// own run when its trace is kept already (found), else the run of the turn
+// before it when no launch begins between them, else the run of the turn
+// after it when none begins between those, else a new run (numbered
+// l.Runs). A run that holds t's index already is not t's: a new one is.
+func (l *Launch) place(t *Turn) (pos int, run uint32, found bool) {
+	for i := range l.Turns {
+		if l.Turns[i].Trace == t.Trace {
+			return i, l.Turns[i].Run, true
+		}
+	}
+	pos = len(l.Turns)
+	for pos > 0 && t.before(&l.Turns[pos-1]) {
+		pos--
+	}
+	run = l.Runs
+	switch {
+	case pos > 0 && !Begins(&l.Turns[pos-1], t):
+		run = l.Turns[pos-1].Run
+	case pos < len(l.Turns) && !Begins(t, &l.Turns[pos]):
+		run = l.Turns[pos].Run
+	}
+	if run != l.Runs && l.holds(run, t.Index) {
+		run = l.Runs
+	}
+	return pos, run, false
+}
+
+// holds reports whether run of l has a turn of this index kept.
+func (l *Launch) holds(run uint32, index int64) bool {
+	for i := range l.Turns {
+		if l.Turns[i].Run == run && l.Turns[i].Index == index {
+			return true
+		}
+	}
+	return false
+}
+
+// add places t among l's turns, keeping the most recent keep of them; it
+// returns t's run and whether t was kept (a turn already kept, or before
+// every kept one when full, is not).
+func (l *Launch) add(t Turn, keep int) (uint32, bool) {
+	pos, run, found := l.place(&t)
+	if found || (len(l.Turns) >= keep && pos == 0) {
+		return run, false
+	}
+	if run == l.Runs {
+		l.Runs++
+	}
+	t.Run = run
+	l.Turns = slices.Insert(l.Turns, pos, t)
 	if len(l.Turns) > keep {
 		l.Turns = slices.Delete(l.Turns, 0, len(l.Turns)-keep)
 	}
-	return true
+	return run, true
+}
+
+// RunOf is the run of launch k that turn t belongs to: the run it was
+// kept in, or where it would be placed now (t need carry only its trace,
+// index, end and uptimes).
+func (b *Book) RunOf(k Key, t *Turn) uint32 {
+	l, ok := b.by[k]
+	if !ok {
+		return 0
+	}
+	_, run, _ := l.place(t)
+	return run
 }
 
 // Restore keeps a launch read back from storage, as it was.
@@ -175,30 +268,69 @@ func (b *Book) Restore(l *Launch) {
 	b.by[l.Key] = l
 }
 
-// Earlier is what the book kept of launch k's turns before index.
-func (b *Book) Earlier(k Key, index int64) *verdict.Earlier {
+// Earlier is what the book kept of run of launch k's turns before index,
+// in index order.
+func (b *Book) Earlier(k Key, run uint32, index int64) *verdict.Earlier {
 	e := &verdict.Earlier{}
 	if l, ok := b.by[k]; ok {
 		for _, t := range l.Turns {
-			if t.Index < index {
+			if t.Run == run && t.Index < index {
 				e.Turns = append(e.Turns, t.PastTurn)
 			}
 		}
 	}
+	slices.SortFunc(e.Turns, func(a, b verdict.PastTurn) int { return cmp.Compare(a.Index, b.Index) })
 	return e
 }
 
-// Has reports whether turn index of launch k was seen.
-func (b *Book) Has(k Key, index int64) bool {
-	_, ok := b.TraceOf(k, index)
+// Began says why run of launch k began with the turn of trace, when that
+// turn is the run's first kept and a turn of an earlier run is kept before
+// it ("" otherwise): the evidence of a relaunch under a reused
+// service.instance.id.
+func (b *Book) Began(k Key, run uint32, trace pcommon.TraceID) string {
+	l, ok := b.by[k]
+	if !ok || run == 0 {
+		return ""
+	}
+	for i := range l.Turns {
+		t := &l.Turns[i]
+		if t.Run != run {
+			continue
+		}
+		if t.Trace != trace || i == 0 {
+			return ""
+		}
+		return beganSentence(&l.Turns[i-1], t)
+	}
+	return ""
+}
+
+// beganSentence says what began a launch between a and b.
+func beganSentence(a, b *Turn) string {
+	why := fmt.Sprintf("the turn index did not go up (turn %d after turn %d)", b.Index, a.Index)
+	switch {
+	case b.Index > a.Index && a.App != NoUptime && b.App != NoUptime && b.App < a.App:
+		why = fmt.Sprintf("app_uptime dropped (%.2f s after %.2f s)", b.App, a.App)
+	case b.Index > a.Index && a.Device != NoUptime && b.Device != NoUptime && b.Device < a.Device:
+		why = fmt.Sprintf("device_uptime dropped (%.2f s after %.2f s: a reboot)", b.Device, a.Device)
+	case b.Index > a.Index:
+		// placed after a turn of its run's neighbour: no kept turn says more
+		return ""
+	}
+	return "a new launch under the same service.instance.id: " + why
+}
+
+// Has reports whether turn index of run of launch k was seen.
+func (b *Book) Has(k Key, run uint32, index int64) bool {
+	_, ok := b.TraceOf(k, run, index)
 	return ok
 }
 
-// TraceOf is the trace of turn index of launch k, when kept.
-func (b *Book) TraceOf(k Key, index int64) (pcommon.TraceID, bool) {
+// TraceOf is the trace of turn index of run of launch k, when kept.
+func (b *Book) TraceOf(k Key, run uint32, index int64) (pcommon.TraceID, bool) {
 	if l, ok := b.by[k]; ok {
 		for _, t := range l.Turns {
-			if t.Index == index {
+			if t.Run == run && t.Index == index {
 				return t.Trace, true
 			}
 		}

@@ -23,11 +23,12 @@ import (
 // codec does not carry.
 
 // traceVersion is the first byte of every trace this build stores.
-const traceVersion = 3
+const traceVersion = 4
 
 // traceReaders read the stored form of each version into a trace.
 var traceReaders = map[byte]func(d *compact.Decoder, t *verdict.Trace) []byte{
 	3: readTraceV3,
+	4: readTraceV4,
 }
 
 // encodeTrace appends the stored form of a held trace to b; rs is its
@@ -39,7 +40,7 @@ func encodeTrace(b []byte, t *verdict.Trace, rs []byte) []byte {
 	if tr := t.Turn; tr != nil {
 		e.Span(tr.SpanID)
 		e.Bytes(rs)
-		writeTurnV3(&e, tr)
+		writeTurnV4(&e, tr)
 	}
 	e.Int(int64(t.ExtraTurns))
 	e.Spans(t.UnitSpans)
@@ -66,6 +67,16 @@ func encodeTrace(b []byte, t *verdict.Trace, rs []byte) []byte {
 		e.Str(k.Problem)
 	}
 	return e.B
+}
+
+// writeTurnV4 is version 3's turn and its uptimes, which a launch's
+// boundaries read (docs/decisions/0249).
+func writeTurnV4(e *compact.Encoder, t *verdict.Turn) {
+	writeTurnV3(e, t)
+	e.Bool(t.AppUptime.OK)
+	e.Float(t.AppUptime.V)
+	e.Bool(t.DeviceUptime.OK)
+	e.Float(t.DeviceUptime.V)
 }
 
 func writeTurnV3(e *compact.Encoder, t *verdict.Turn) {
@@ -125,6 +136,15 @@ func decodeTrace(b []byte, t *verdict.Trace) ([]byte, error) {
 
 // readTraceV3 reads version 3: the form of the first crash-safe processor.
 func readTraceV3(d *compact.Decoder, t *verdict.Trace) []byte {
+	return readTrace(d, t, readTurnV3)
+}
+
+// readTraceV4 reads version 4: version 3 with the turn's uptimes.
+func readTraceV4(d *compact.Decoder, t *verdict.Trace) []byte {
+	return readTrace(d, t, readTurnV4)
+}
+
+func readTrace(d *compact.Decoder, t *verdict.Trace, readTurn func(d *compact.Decoder, t *verdict.Turn)) []byte {
 	copy(t.ID[:], d.Raw(len(t.ID)))
 	var rs []byte
 	if d.Bool() {
@@ -139,7 +159,7 @@ func readTraceV3(d *compact.Decoder, t *verdict.Trace) []byte {
 			}
 			tr.Resource = res
 		}
-		readTurnV3(d, tr)
+		readTurn(d, tr)
 		t.Turn = tr
 	}
 	t.ExtraTurns = int(d.Int())
@@ -153,6 +173,12 @@ func readTraceV3(d *compact.Decoder, t *verdict.Trace) []byte {
 		return verdict.Take{SpanID: d.Span(), ID: d.Str(), Need: d.Float(), Problem: d.Str()}
 	})
 	return rs
+}
+
+func readTurnV4(d *compact.Decoder, t *verdict.Turn) {
+	readTurnV3(d, t)
+	t.AppUptime = verdict.Opt[float64]{OK: d.Bool(), V: d.Float()}
+	t.DeviceUptime = verdict.Opt[float64]{OK: d.Bool(), V: d.Float()}
 }
 
 func readTurnV3(d *compact.Decoder, t *verdict.Turn) {
