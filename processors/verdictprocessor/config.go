@@ -49,7 +49,7 @@ const (
 	// a household's phones many times over. Each name is a dozen series
 	// the Prometheus exporter holds for a day, scanned by every garbage
 	// collection: from 1,000 installations a budget of 1,000 made the
-	// default spend a seventh more CPU (docs/decisions/0248).
+	// default spend more CPU (docs/decisions/0248; docs/performance.md).
 	DefaultCounterInstallations = 100
 	// DefaultLaunches is how many launches the cross-turn rules remember
 	// the recent turns of (the least recently seen forgotten past it): a

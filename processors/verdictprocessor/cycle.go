@@ -19,16 +19,16 @@ import (
 // running, nobody else waiting) runs its own cycle, in its own goroutine:
 // a household's phone and engine pay no hand-off and no wait. Before it
 // starts, it yields once to the goroutines already runnable: requests read
-// in the same burst join its cycle instead of waiting for the next (at 8
-// senders 0.34 commits a request instead of 0.69); with nobody runnable
-// the yield returns at once (docs/decisions/0312).
+// in the same burst join its cycle instead of waiting for the next, so
+// fewer cycles carry more requests each; with nobody runnable the yield
+// returns at once (docs/decisions/0312; the commits a request it saves
+// are in docs/performance.md).
 // Otherwise the cycler's goroutine runs the next cycle as soon as the
 // running one ends: every request that came while it ran shares it, so
 // many senders share one commit without anyone waiting for company
-// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md; a
-// wait of up to 5 ms to gather more saved no CPU at any sender count, and
-// at 8 senders it cost 6 % more CPU and raised the request p99 from 5.4
-// to 9.0 ms).
+// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md: a
+// wait to gather more saved no CPU at any sender count, and cost CPU and
+// latency at 8 senders).
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
