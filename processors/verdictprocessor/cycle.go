@@ -29,6 +29,38 @@ import (
 // (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md: a
 // wait to gather more saved no CPU at any sender count, and cost CPU and
 // latency at 8 senders).
+//
+// The leader and the joiners of one cycle (await), with the processor
+// idle. cur is the cycle gathering, running the one being run; both are
+// guarded by the processor's lock.
+//
+//	request A                  request B                  the cycler
+//	---------                  ---------                  ----------
+//	hold: its verdicts and
+//	changes go to cur
+//	await(cur): waiters 1,
+//	nothing running: A leads
+//	Gosched ---------------->  hold: to the same cur
+//	                           await(cur): waiters 2:
+//	                           B joins, waits on done
+//	still idle, cur unchanged:
+//	takeLocked: cur becomes
+//	running, a new cur gathers
+//	run: send the verdicts,
+//	settle them, commit        request C: hold, to the
+//	                           new cur; await: a cycle
+//	                           is running, so C pokes ---> runNext: waits for
+//	close(done) -------------> B returns                  running's done,
+//	A returns                                             takes the new cur,
+//	                                                      runs it; C returns
+//	                                                      at its done
+//
+// If the cycler took A's cycle while A yielded (a sweep's poke), A waits
+// on its done like a joiner. Whoever runs a cycle, its requests return
+// only after its done is closed, with its emitErr and commitErr: the
+// order inside run (the verdicts downstream, then the commit that also
+// carries what the count connector staged for them) is drawn in
+// components/sharedstorage/README.md, "The commit path".
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {
