@@ -122,10 +122,11 @@ type Config struct {
 	// verdicts (pippa.link.status: the lost-link status changes a page
 	// shows with the verdicts).
 	PassSpans []string `mapstructure:"pass_spans"`
-	// Storage names a storage extension (file_storage) that keeps the
-	// pending readings and the decided trace IDs, so a crash or a restart
-	// loses no accepted turn. Without it the state lives in memory and the
-	// turns held at shutdown are decided then (forced).
+	// Storage names a storage extension (shared_storage, or file_storage)
+	// that keeps the pending readings, the decided trace IDs and the
+	// launches' recent turns, so a crash or a restart loses no accepted
+	// turn. Without it the state lives in memory and the turns held at
+	// shutdown are decided then (forced).
 	Storage *component.ID `mapstructure:"storage"`
 	// Counters bounds the labels of the counted events.
 	Counters CountersConfig `mapstructure:"counters"`
