@@ -44,8 +44,8 @@ bench:
 # The verdict processor's CPU against the same pipeline passing spans
 # through (target: every run within 1.2), then two pass-throughs against
 # each other (the benchmark's own spread). Each run prints its cpu-ratio and
-# cpu-ratio-se, its standard error (docs/decisions/0310); each run measures
-# at least 1,000 rounds (docs/decisions/0311). About two minutes.
+# cpu-ratio-se, its standard error; each run measures at least 1,000
+# rounds (docs/performance.md, §0310 and §0311). About two minutes.
 bench-pipeline:
 	$(GO) test -run '^$$' -bench '^BenchmarkCollectorPipeline(PassAgainstPass)?$$' -count 5 ./processors/verdictprocessor/
 
@@ -61,10 +61,10 @@ load: build
 # engine, a few households, a fleet. Each run prints its table and the
 # ratios default/passthrough and default/durable; 6 rounds let each of the
 # three go first twice. Each collector is warmed up first, unmeasured, to
-# its steady state: the default is cheaper over its first few thousand
-# turns, while its counters' series fill (in one run at 8 senders its first
-# 4,000 turns read 1.44 times the pass-through, the 12,000 after them 1.56;
-# docs/decisions/0246). About 3 minutes on 2 cores.
+# its steady state, since the default is cheaper over its first few
+# thousand turns while its counters' series fill (docs/performance.md,
+# §0246). About 3 minutes on 2 cores; the targets and figures are in
+# docs/performance.md.
 compare: build
 	./$(BIN) load --compare --concurrency 2 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 1000
 	./$(BIN) load --compare --concurrency 8 --turns 8000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 4000

@@ -35,9 +35,9 @@ const (
 	EnvVerdictFile    = "PERCAUSE_VERDICT_FILE"    // the verdicts, OTLP JSON lines (./percause-data/verdicts.jsonl)
 	EnvVerdictWait    = "PERCAUSE_VERDICT_WAIT"    // how long a turn waits for its takes (5s)
 	EnvDecisionWait   = "PERCAUSE_DECISION_WAIT"   // quiet time before a turn without its unit count is decided (1s; at most the wait)
-	// EnvFsync makes file_storage fsync each transaction (false): what a
-	// request stored then survives the machine losing power, not only the
-	// collector being killed.
+	// EnvFsync makes the storage fsync each transaction and the verdict
+	// file each line (false): what a request stored then survives the
+	// machine losing power, not only the collector being killed.
 	EnvFsync = "PERCAUSE_FSYNC"
 	// EnvForwardExporters lists the exporters every trace is forwarded to
 	// ([nop]); [otlphttp/traces] forwards through a queue kept on disk.

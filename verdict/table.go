@@ -162,8 +162,9 @@ func newTurnView(p *Trace, e *Earlier, c *Rules) *turnView {
 func byUnitIndex(a, b Unit) int { return cmp.Compare(a.Index, b.Index) }
 
 // findings collects what the rules found, by cause: a list, since a turn
-// implicates a few of the six causes (two maps made for every decision
-// were a tenth of what deciding allocated).
+// implicates a few of the six causes, and maps made for every decision
+// were a good part of what deciding allocated (docs/performance.md,
+// "Figures once in the code's comments").
 type findings struct {
 	by       []finding
 	underran []Underrun

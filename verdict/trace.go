@@ -97,7 +97,7 @@ func (t *Trace) AddTake(k Take) string {
 
 // Reserve makes room for the units and takes a batch is about to add
 // (within MaxUnits), so a turn whose spans come together grows each list
-// once, not in steps from firstUnits: a 20-unit turn's takes grew three
+// once, not in steps from firstUnits: a 20-unit turn's takes grew several
 // times, the largest share of what holding a batch allocated. Units, which
 // keeps only the units a rule reads, grows as it did.
 func (t *Trace) Reserve(units, takes int) {

@@ -26,14 +26,14 @@ type staged struct {
 	committed   func(error)
 }
 
-// database is the one database every client shares, through one
-// file_storage client. Every transaction goes through it one at a time
+// database is the one database every client shares, through one client
+// of its engine (the log, Pebble, or file_storage's for bbolt). Every transaction goes through it one at a time
 // (commitMu), and each carries, ahead of its own operations, everything
 // staged until it began: staged operations land in the order they were
 // staged, before anything asked after them.
 type database struct {
 	inner storage.Client
-	// walker is inner's Walk (file_storage's client has one).
+	// walker is inner's Walk (every engine's client has one).
 	walker storage.Walker
 	flush  time.Duration
 	tel    *telemetry
@@ -157,7 +157,7 @@ func (d *database) walk(ctx context.Context, prefix string, fn storage.WalkFunc)
 	var returned [][2][]*storage.Operation
 	err := d.walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
 		if !strings.HasPrefix(key, prefix) {
-			// file_storage walks bbolt's keys in order: past the prefix,
+			// Every engine walks its keys in order: past the prefix,
 			// none of this namespace's is left.
 			if key > prefix {
 				return nil, storage.SkipAll
@@ -184,7 +184,7 @@ func (d *database) walk(ctx context.Context, prefix string, fn storage.WalkFunc)
 }
 
 // shutdown commits what is staged, refuses every later operation and
-// closes the file_storage client.
+// closes the engine's client.
 func (d *database) shutdown(ctx context.Context) error {
 	d.commitMu.Lock()
 	d.stageMu.Lock()

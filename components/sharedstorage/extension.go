@@ -18,8 +18,10 @@ import (
 	"github.com/percause/percause/internal/leaf/vfs"
 )
 
-// sharedStorage is the extension: one file_storage, one client of it for
-// every namespace, and the staging in front of it.
+// sharedStorage is the extension: the database in its engine, one
+// client of it for every namespace, and the staging in front of it. A
+// file_storage is opened in every engine: it makes the directory, holds
+// the bbolt engine's database and reads what the databases before kept.
 type sharedStorage struct {
 	cfg    *Config
 	id     component.ID

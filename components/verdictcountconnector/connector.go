@@ -397,9 +397,9 @@ func add(points []point, e verdict.Counted) []point {
 // pointsPerEntry. The Prometheus exporter keeps, for every series, the
 // resource of the delivery that last changed it, and so everything that
 // entry holds: with a whole delivery in one entry, each installation that
-// went quiet kept its last whole delivery alive (168 KB a quiet series in
-// TestQuietInstallationsKeepOnlyTheirOwnCounts; 4.9 KB in entries of 8;
-// docs/decisions/0244 compares the other ways to cut them).
+// went quiet kept its last whole delivery alive
+// (TestQuietInstallationsKeepOnlyTheirOwnCounts measures what a quiet
+// series holds; docs/decisions/0244 compares the other ways to cut them).
 func metricsOf(rcs []resourceCounts) (pmetric.Metrics, int) {
 	md := pmetric.NewMetrics()
 	n := 0

@@ -48,8 +48,8 @@ type committedCounts struct {
 	timer   *time.Timer    // armed while counts wait
 	// spare are the series indexes of resources handed on, emptied, for
 	// the next interval's resources: an index grows to the series of its
-	// interval, and making it again every interval allocated 18.7 MB in
-	// a 20,000-turn run at 8 senders (5.7 MB reused).
+	// interval, and making it again every interval allocated several
+	// times what reusing it does (docs/performance.md).
 	spare   []map[seriesKey]int
 	stopped bool // after stop: counts are handed on at once
 }

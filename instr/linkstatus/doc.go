@@ -26,8 +26,8 @@
 //     when the first take's audio is late, with what a probe of the bulk
 //     lane itself found.
 //
-// The messages are registered once as Warnables, in the manner of Tailscale's
-// health package: a code, a title, a text built from named arguments,
+// The messages are registered once as Warnables: a code, a title, a text
+// built from named arguments,
 // DependsOn (a warning is hidden while one it depends on is shown: an
 // offline device hides "cannot be reached", a saturated lane hides
 // "Reconnecting") and TimeToVisible (shown only once it has persisted).

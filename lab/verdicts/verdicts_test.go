@@ -14,7 +14,7 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// line builds one OTLP JSON export request as the file exporter writes it:
+// line builds one OTLP JSON export request as the verdicts exporter writes it:
 // a turn's spans plus its verdict span.
 func line(t *testing.T, traceByte byte, cause string, causes ...string) []byte {
 	t.Helper()

@@ -419,7 +419,7 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 	// Many short rounds, each pair in turn order (pass then verdict, then
 	// verdict then pass): the machine's speed moves between one round of a
 	// tenth of a second and the next, and only rounds short against those
-	// moves cancel them (docs/decisions/0308-short-rounds-in-turn-order.md).
+	// moves cancel them (docs/performance.md §0308).
 	// Garbage is collected when the runtime would: a collection is charged
 	// to the round whose allocations brought it on. Behind a batch
 	// processor a round waits for its flush, so that shape keeps ten long
@@ -481,7 +481,7 @@ func benchmarkCollectorPipeline(b *testing.B, shape pipelineShape, st stage) {
 // with its own CPU ratio. Their spread gives the run's standard error (the
 // method of batch means): how far one run can read from the ratio many
 // runs would average, so a run near the target says whether it is above
-// it by more than its own noise (docs/decisions/0310).
+// it by more than its own noise (docs/performance.md §0310).
 type ratioBlocks struct {
 	rounds        int // in the run
 	pass, verdict [8]time.Duration
@@ -521,7 +521,7 @@ func (b *ratioBlocks) stdErr() (se float64, ok bool) {
 
 // roundRequests is how many requests a pipeline's round sends: about 5 ms
 // of this machine's time. Of 10, 20 and 50, 10 left two identical
-// pass-throughs closest to each other (docs/decisions/0308).
+// pass-throughs closest to each other (docs/performance.md §0308).
 const roundRequests = 10
 
 // minRounds is the fewest rounds a run of the shipped shape measures,
@@ -532,7 +532,7 @@ const roundRequests = 10
 // dice's doing as the processor's. The standard error falls with the
 // square root of the rounds. 500 put it at 0.016 to 0.018, and one run in
 // 90 still read above 1.2; 1,000 put it at 0.013, a quarter of that
-// distance (docs/decisions/0311).
+// distance (docs/performance.md §0311).
 // -benchtime Nx measures N/10 rounds when that is more.
 const minRounds = 1000
 

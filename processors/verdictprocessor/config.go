@@ -57,7 +57,7 @@ const (
 	// a household's phones many times over. Each name is a dozen series
 	// the Prometheus exporter holds for a day, scanned by every garbage
 	// collection: from 1,000 installations a budget of 1,000 made the
-	// default spend a seventh more CPU (docs/decisions/0248).
+	// default spend more CPU (docs/decisions/0248; docs/performance.md).
 	DefaultCounterInstallations = 100
 	// DefaultLaunches is how many launches the cross-turn rules remember
 	// the recent turns of (the least recently seen forgotten past it): a
@@ -136,10 +136,11 @@ type Config struct {
 	// verdicts (pippa.link.status: the lost-link status changes a page
 	// shows with the verdicts).
 	PassSpans []string `mapstructure:"pass_spans"`
-	// Storage names a storage extension (file_storage) that keeps the
-	// pending readings and the decided trace IDs, so a crash or a restart
-	// loses no accepted turn. Without it the state lives in memory and the
-	// turns held at shutdown are decided then (forced).
+	// Storage names a storage extension (shared_storage, or file_storage)
+	// that keeps the pending readings, the decided trace IDs and the
+	// launches' recent turns, so a crash or a restart loses no accepted
+	// turn. Without it the state lives in memory and the turns held at
+	// shutdown are decided then (forced).
 	Storage *component.ID `mapstructure:"storage"`
 	// Counters bounds the labels of the counted events.
 	Counters CountersConfig `mapstructure:"counters"`

@@ -19,16 +19,48 @@ import (
 // running, nobody else waiting) runs its own cycle, in its own goroutine:
 // a household's phone and engine pay no hand-off and no wait. Before it
 // starts, it yields once to the goroutines already runnable: requests read
-// in the same burst join its cycle instead of waiting for the next (at 8
-// senders 0.34 commits a request instead of 0.69); with nobody runnable
-// the yield returns at once (docs/decisions/0312).
+// in the same burst join its cycle instead of waiting for the next, so
+// fewer cycles carry more requests each; with nobody runnable the yield
+// returns at once (docs/decisions/0312; the commits a request it saves
+// are in docs/performance.md).
 // Otherwise the cycler's goroutine runs the next cycle as soon as the
 // running one ends: every request that came while it ran shares it, so
 // many senders share one commit without anyone waiting for company
-// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md; a
-// wait of up to 5 ms to gather more saved no CPU at any sender count, and
-// at 8 senders it cost 6 % more CPU and raised the request p99 from 5.4
-// to 9.0 ms).
+// (docs/decisions/0236-a-quiet-processor-serves-a-request-at-once.md: a
+// wait to gather more saved no CPU at any sender count, and cost CPU and
+// latency at 8 senders).
+//
+// The leader and the joiners of one cycle (await), with the processor
+// idle. cur is the cycle gathering, running the one being run; both are
+// guarded by the processor's lock.
+//
+//	request A                  request B                  the cycler
+//	---------                  ---------                  ----------
+//	hold: its verdicts and
+//	changes go to cur
+//	await(cur): waiters 1,
+//	nothing running: A leads
+//	Gosched ---------------->  hold: to the same cur
+//	                           await(cur): waiters 2:
+//	                           B joins, waits on done
+//	still idle, cur unchanged:
+//	takeLocked: cur becomes
+//	running, a new cur gathers
+//	run: send the verdicts,
+//	settle them, commit        request C: hold, to the
+//	                           new cur; await: a cycle
+//	                           is running, so C pokes ---> runNext: waits for
+//	close(done) -------------> B returns                  running's done,
+//	A returns                                             takes the new cur,
+//	                                                      runs it; C returns
+//	                                                      at its done
+//
+// If the cycler took A's cycle while A yielded (a sweep's poke), A waits
+// on its done like a joiner. Whoever runs a cycle, its requests return
+// only after its done is closed, with its emitErr and commitErr: the
+// order inside run (the verdicts downstream, then the commit that also
+// carries what the count connector staged for them) is drawn in
+// components/sharedstorage/README.md, "The commit path".
 
 // cycle is one round of sending and storing, and its outcome.
 type cycle struct {

@@ -19,7 +19,8 @@ const commitRetry = 100 * time.Millisecond
 // openStorage gets the processor's client from the storage extension the
 // config names, reads back what an earlier run left and from then on tells
 // persistence what changes
-// (docs/decisions/0221-pending-state-in-file-storage.md).
+// (docs/decisions/0221-pending-state-in-file-storage.md, on shared_storage
+// since docs/decisions/0235-one-commit-for-every-component.md).
 func (p *verdictProcessor) openStorage(ctx context.Context, host component.Host) error {
 	ext, ok := host.GetExtensions()[*p.cfg.Storage]
 	if !ok {

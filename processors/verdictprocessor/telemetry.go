@@ -23,7 +23,7 @@ const (
 // request changes are observed, read only when the collector's metrics
 // are (internal/leaf/observed): an addition costs nanoseconds and no
 // allocation, where each of the five or six synchronous Adds a request
-// cost 275 ns and an allocation on its own, more on a busy request's way
+// cost a few hundred nanoseconds and an allocation on its own
 // (docs/decisions/0245-own-counts-are-observed.md).
 // The storage errors and the restored count, rare, and the decision
 // latency, a histogram, are recorded as they happen, with their attribute

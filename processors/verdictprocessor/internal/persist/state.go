@@ -1,5 +1,7 @@
 // Package persist keeps the verdict processor's held traces and decided
-// trace IDs through a storage extension (file_storage), as collector
+// trace IDs, and each launch's recent turns, through a storage extension
+// (shared_storage in the configurations here, whose commit also carries
+// what the count connector staged; or file_storage), as collector
 // components keep their state: it owns the storage keys, the stored forms
 // (the codec), what changed since the last commit and the commit itself.
 // The processor never sees a key.

@@ -10,9 +10,10 @@ import (
 )
 
 // The stored form of a held trace: the readings the rules need
-// (verdict.Trace), in the compact encoding of codec.go behind a version
-// byte. A held turn is stored on every request that changes it, so the
-// encoding is written for speed, not for other readers.
+// (verdict.Trace), in the compact encoding of
+// processors/internal/compact/compact.go behind a version byte. A held
+// turn is stored on every request that changes it, so the encoding is
+// written for speed, not for other readers.
 //
 // A build reads every version it has ever written: a change of the form
 // bumps traceVersion and adds a reader for it to traceReaders, keeping the
