@@ -259,7 +259,7 @@ func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 	}
 	buf := make([]byte, 0, 512) // on the stack: a sentence is about 70 bytes
 	if f.underran == nil {
-		f.underran = make([]Underrun, 0, min(t.underran, maxBroke))
+		f.underran = make([]Underrun, 0, min(t.underran, maxUnderrunEvents))
 	}
 	var room [8]sentenceAt // on the stack: a turn underruns in a few units
 	found := room[:0]
@@ -292,7 +292,7 @@ func fireUnderruns(t *turnView, _ *Rules, f *findings) {
 			f.addSilent(semconv.CauseNetwork, u.Silent)
 			br.Cause, br.Need = semconv.CauseNetwork, Some(tk.Need)
 		}
-		if len(f.underran) < maxBroke {
+		if len(f.underran) < maxUnderrunEvents {
 			f.underran = append(f.underran, br)
 		}
 	}

@@ -94,14 +94,16 @@ func (e *LineError) Error() string {
 // Unwrap makes every LineError an ErrSyntax.
 func (e *LineError) Unwrap() error { return ErrSyntax }
 
-// fault is what a field's read finds wrong with its value; the reader
+// valueFault is what a field's read finds wrong with its value; the reader
 // makes it a Fault with the field's key and form.
-type fault struct{ reason, problem string }
+type valueFault struct{ reason, problem string }
 
-func badValue(problem string) *fault { return &fault{reason: ReasonBadValue, problem: problem} }
+func badValue(problem string) *valueFault {
+	return &valueFault{reason: ReasonBadValue, problem: problem}
+}
 
 // in is the Fault of key=v, whose value takes form.
-func (f *fault) in(key, v, form string) Fault {
+func (f *valueFault) in(key, v, form string) Fault {
 	out := Fault{Reason: f.reason, Field: key, Value: clip(v), Problem: f.problem}
 	if f.reason == ReasonBadValue || f.reason == ReasonBadTrace {
 		out.Form = form

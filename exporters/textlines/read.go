@@ -145,7 +145,7 @@ func (r *reader) unknown(key string) {
 func (r *reader) set(f Fields) { r.rec.Present |= f }
 
 // readField reads key=v by its field of the table.
-func readField[T any](r *reader, fields []field[T], i uint8, v string) {
+func readField[T any](r *reader, fields []keyField[T], i uint8, v string) {
 	f := &fields[i]
 	if v == "" {
 		r.fail(Fault{Reason: ReasonSyntax, Field: f.key, Problem: "has no value", Form: f.form})

@@ -12,7 +12,7 @@ import (
 // The readers of values: each sets its reading and its field bit only when
 // the whole value reads, so a refused value leaves nothing half read.
 
-func (r *reader) intTo(dst *int, f Fields, v string) *fault {
+func (r *reader) intTo(dst *int, f Fields, v string) *valueFault {
 	n, ok := parseCount(v)
 	if !ok {
 		return badValue("")
@@ -22,7 +22,7 @@ func (r *reader) intTo(dst *int, f Fields, v string) *fault {
 	return nil
 }
 
-func (r *reader) int64To(dst *int64, f Fields, v string) *fault {
+func (r *reader) int64To(dst *int64, f Fields, v string) *valueFault {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return badValue("")
@@ -32,7 +32,7 @@ func (r *reader) int64To(dst *int64, f Fields, v string) *fault {
 	return nil
 }
 
-func (r *reader) secondsTo(dst *float64, f Fields, v string) *fault {
+func (r *reader) secondsTo(dst *float64, f Fields, v string) *valueFault {
 	d, ok := parseSeconds(v)
 	if !ok {
 		return badValue("")
@@ -42,7 +42,7 @@ func (r *reader) secondsTo(dst *float64, f Fields, v string) *fault {
 	return nil
 }
 
-func (r *reader) boolTo(dst *bool, f Fields, v string) *fault {
+func (r *reader) boolTo(dst *bool, f Fields, v string) *valueFault {
 	switch v {
 	case "yes", "true", "1":
 		*dst = true
@@ -55,27 +55,27 @@ func (r *reader) boolTo(dst *bool, f Fields, v string) *fault {
 	return nil
 }
 
-func (r *reader) trace(v string) *fault {
+func (r *reader) trace(v string) *valueFault {
 	if v == "-" {
 		return nil
 	}
 	id, ok := ParseTraceID(v)
 	if !ok {
-		return &fault{reason: ReasonBadTrace}
+		return &valueFault{reason: ReasonBadTrace}
 	}
 	r.rec.TraceID = id
 	r.set(FTrace)
 	return nil
 }
 
-func (r *reader) underruns(v string) *fault {
+func (r *reader) underruns(v string) *valueFault {
 	if !strings.Contains(v, ",") {
 		return r.intTo(&r.rec.Turn.Underruns, FUnderruns, v)
 	}
 	// The app's spelling: one count per unit.
 	n := strings.Count(v, ",") + 1
 	if n > MaxUnits {
-		return &fault{reason: ReasonTooLong, problem: fmt.Sprintf("%d units, at most %d", n, MaxUnits)}
+		return &valueFault{reason: ReasonTooLong, problem: fmt.Sprintf("%d units, at most %d", n, MaxUnits)}
 	}
 	per := slices.Grow(r.perUnit[:0], n)
 	for p := range strings.SplitSeq(v, ",") {
@@ -91,7 +91,7 @@ func (r *reader) underruns(v string) *fault {
 	return nil
 }
 
-func (r *reader) pool(v string) *fault {
+func (r *reader) pool(v string) *valueFault {
 	if v == "-" {
 		return nil
 	}
@@ -121,7 +121,7 @@ func (r *reader) pool(v string) *fault {
 
 // live reads kind:now[(b,b,b)],… (commas also separate the history inside
 // the parentheses).
-func (r *reader) live(v string) *fault {
+func (r *reader) live(v string) *valueFault {
 	if v == "-" {
 		return nil
 	}
@@ -157,11 +157,11 @@ func (r *reader) live(v string) *fault {
 		}
 		for _, o := range kinds {
 			if o.Kind == kind {
-				return &fault{reason: ReasonDuplicate, problem: clip(kind) + " given twice"}
+				return &valueFault{reason: ReasonDuplicate, problem: clip(kind) + " given twice"}
 			}
 		}
 		if len(kinds) >= MaxLiveKinds {
-			return &fault{reason: ReasonTooLong, problem: fmt.Sprintf("more than %d live kinds", MaxLiveKinds)}
+			return &valueFault{reason: ReasonTooLong, problem: fmt.Sprintf("more than %d live kinds", MaxLiveKinds)}
 		}
 		kinds = append(kinds, l)
 		if rest != "" {
@@ -181,7 +181,7 @@ func (r *reader) live(v string) *fault {
 }
 
 // gapList reads gap[a(lead)],… one per unit.
-func (r *reader) gapList(v string) *fault {
+func (r *reader) gapList(v string) *valueFault {
 	if v == "-" {
 		r.set(FGaps)
 		return nil
@@ -222,7 +222,7 @@ func (r *reader) gapList(v string) *fault {
 }
 
 // brokenUnitList reads index:underruns/silent/cushion@take,…
-func (r *reader) brokenUnitList(v string) *fault {
+func (r *reader) brokenUnitList(v string) *valueFault {
 	if v == "-" {
 		r.set(FBroke)
 		return nil
@@ -257,7 +257,7 @@ func (r *reader) brokenUnitList(v string) *fault {
 		}
 		for _, o := range underran {
 			if o.Index == i {
-				return &fault{reason: ReasonDuplicate, problem: fmt.Sprintf("names unit %d twice", i)}
+				return &valueFault{reason: ReasonDuplicate, problem: fmt.Sprintf("names unit %d twice", i)}
 			}
 		}
 		underran = append(underran, UnitReading{Index: i, Underruns: n, HasUnderruns: true, Silent: silent, Cushion: cushion,
@@ -269,7 +269,7 @@ func (r *reader) brokenUnitList(v string) *fault {
 }
 
 // changes reads the canonical changes=at@reason>out+out,…
-func (r *reader) changes(v string) *fault {
+func (r *reader) changes(v string) *valueFault {
 	if v == "-" {
 		r.set(FChanges)
 		return nil
@@ -279,7 +279,7 @@ func (r *reader) changes(v string) *fault {
 	for p := range strings.SplitSeq(v, ",") {
 		at, rest, ok := strings.Cut(p, "@")
 		reason, outs, ok2 := strings.Cut(rest, ">")
-		var f *fault
+		var f *valueFault
 		if !ok || !ok2 {
 			f = badValue(fmt.Sprintf("%q is not at@reason>outputs", clip(p)))
 		} else {
@@ -316,10 +316,10 @@ func (r *reader) appRouteChange(v string) {
 	r.set(FChanges)
 }
 
-func (r *reader) addChange(at, reason string, outputs []string) *fault {
+func (r *reader) addChange(at, reason string, outputs []string) *valueFault {
 	t := &r.rec.Turn
 	if len(t.Changes) >= MaxChanges {
-		return &fault{reason: ReasonTooLong, problem: fmt.Sprintf("more than %d route changes", MaxChanges)}
+		return &valueFault{reason: ReasonTooLong, problem: fmt.Sprintf("more than %d route changes", MaxChanges)}
 	}
 	a, ok := parseNumber(strings.TrimSuffix(at, "s"))
 	if !ok {
@@ -343,7 +343,7 @@ func ParseTraceID(v string) (string, bool) {
 }
 
 // slashed reads a/b[/c] seconds into dst, all or none.
-func slashed(v string, dst ...*float64) *fault {
+func slashed(v string, dst ...*float64) *valueFault {
 	var vals [3]float64
 	i := 0
 	for p := range strings.SplitSeq(v, "/") {
@@ -367,10 +367,10 @@ func slashed(v string, dst ...*float64) *fault {
 }
 
 // units bounds a per-unit list (gaps, broke) before it is split.
-func units(v string) (int, *fault) {
+func units(v string) (int, *valueFault) {
 	n := strings.Count(v, ",") + 1
 	if n > MaxUnits {
-		return n, &fault{reason: ReasonTooLong, problem: fmt.Sprintf("%d units, at most %d", n, MaxUnits)}
+		return n, &valueFault{reason: ReasonTooLong, problem: fmt.Sprintf("%d units, at most %d", n, MaxUnits)}
 	}
 	return n, nil
 }

@@ -213,9 +213,6 @@ func (p *Phone) SetOnline(on bool) { p.online.Store(on) }
 // Online is the device's path as last set.
 func (p *Phone) Online() bool { return p.online.Load() }
 
-// Lanes is the phone's client.
-func (p *Phone) Lanes() *lanes.Client { return p.lanes }
-
 // UnitReport is what the phone heard of one unit.
 type UnitReport struct {
 	Index   int
