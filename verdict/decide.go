@@ -10,8 +10,8 @@ import (
 	"github.com/percause/percause/instr/semconv"
 )
 
-// maxBroke bounds the underrun events a verdict carries.
-const maxBroke = 32
+// maxUnderrunEvents bounds the underrun events a verdict carries.
+const maxUnderrunEvents = 32
 
 // MaxEvidence bounds the evidence sentence; it is a label-free attribute but
 // still travels with every verdict.

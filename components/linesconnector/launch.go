@@ -71,8 +71,10 @@ type launchTurn struct {
 	slot      int // in launches.ring
 }
 
-// launches remembers the recent turn lines of each source, at most cap.
-type launches struct {
+// launchAssigner gives a turn line that names no launch its launch's ID
+// (the processor's launches.Book is another thing: the history of launches
+// it decides on). It remembers the recent turn lines of each source, at most cap.
+type launchAssigner struct {
 	bySource map[string][]*launchTurn // sorted by (at, seq)
 	byTrace  map[pcommon.TraceID]*launchTurn
 	ring     []*launchTurn // in the order they came, the oldest forgotten first
@@ -80,14 +82,14 @@ type launches struct {
 	seq      uint64
 }
 
-func newLaunches(n int) *launches {
-	return &launches{bySource: map[string][]*launchTurn{}, byTrace: map[pcommon.TraceID]*launchTurn{}, ring: make([]*launchTurn, n)}
+func newLaunchAssigner(n int) *launchAssigner {
+	return &launchAssigner{bySource: map[string][]*launchTurn{}, byTrace: map[pcommon.TraceID]*launchTurn{}, ring: make([]*launchTurn, n)}
 }
 
 // launchOf gives a turn line that carries no launch its launch's ID ("" when
 // the line's resource names its launch itself), and what was assumed in
 // giving it ("" when the evidence held).
-func (ls *launches) launchOf(l *line, trace pcommon.TraceID) (launch, assumed string) {
+func (ls *launchAssigner) launchOf(l *line, trace pcommon.TraceID) (launch, assumed string) {
 	if _, ok := l.resource.Attributes().Get(semconv.ServiceInstanceID); ok {
 		return "", ""
 	}
@@ -193,7 +195,7 @@ func turnName(e *launchTurn) string {
 }
 
 // remember keeps e in the ring, forgetting the oldest turn when it is full.
-func (ls *launches) remember(e *launchTurn) {
+func (ls *launchAssigner) remember(e *launchTurn) {
 	if old := ls.ring[ls.next]; old != nil {
 		ls.forget(old)
 	}
@@ -205,7 +207,7 @@ func (ls *launches) remember(e *launchTurn) {
 // forget removes e. Its source's list is sorted and e is found by search;
 // the oldest turn, the one the ring forgets in a day read in order, is
 // dropped from the front without a copy.
-func (ls *launches) forget(e *launchTurn) {
+func (ls *launchAssigner) forget(e *launchTurn) {
 	if ls.byTrace[e.trace] == e {
 		delete(ls.byTrace, e.trace)
 	}

@@ -53,7 +53,7 @@ type state struct {
 	queue        []queued // in arrival order; entries already gone are skipped
 	held         int
 	emitted      *emittedRing
-	launches     *launches
+	launches     *launchAssigner
 }
 
 func newState(cfg *Config) *state {
@@ -64,7 +64,7 @@ func newState(cfg *Config) *state {
 		takesByTrace: map[pcommon.TraceID][]*heldTake{},
 		takesByID:    map[string][]*heldTake{},
 		emitted:      newEmittedRing(cfg.EmittedCacheSize),
-		launches:     newLaunches(cfg.EmittedCacheSize),
+		launches:     newLaunchAssigner(cfg.EmittedCacheSize),
 	}
 }
 

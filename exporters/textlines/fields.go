@@ -13,8 +13,8 @@ import (
 // them here; every key the package knows is a key of these tables or of
 // the app's spellings below them.
 
-// field is one key=value of a line about a T (a Turn or a Take).
-type field[T any] struct {
+// keyField is one key=value of a line about a T (a Turn or a Take).
+type keyField[T any] struct {
 	key  string
 	form string
 	// write appends the value as the canonical line prints it.
@@ -23,7 +23,7 @@ type field[T any] struct {
 	omit func(t *T) bool
 	// read takes the value into the reader's record; a fault says what is
 	// wrong with it (the reader adds the key and the form).
-	read func(r *reader, v string) *fault
+	read func(r *reader, v string) *valueFault
 }
 
 // Forms of values, as a refused line names them.
@@ -34,10 +34,10 @@ const (
 )
 
 // turnFields are the fields of a [voice-turn] line, in the canonical order.
-var turnFields = []field[Turn]{
+var turnFields = []keyField[Turn]{
 	{key: "turn", form: formInt,
 		write: func(b []byte, t *Turn) []byte { return strconv.AppendInt(b, int64(t.Index), 10) },
-		read:  func(r *reader, v string) *fault { return r.intTo(&r.rec.Turn.Index, FTurn, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.intTo(&r.rec.Turn.Index, FTurn, v) }},
 	{key: "trace", form: "32 hex digits, not all zeros (- for none)",
 		write: func(b []byte, t *Turn) []byte { return append(b, orDash(t.TraceID)...) },
 		read:  (*reader).trace},
@@ -50,7 +50,7 @@ var turnFields = []field[Turn]{
 			}
 			return b
 		},
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			if v != "-" {
 				t := &r.rec.Turn
 				t.LinkType, t.LinkSubtype, _ = strings.Cut(v, "/")
@@ -60,13 +60,13 @@ var turnFields = []field[Turn]{
 		}},
 	{key: "units", form: "an int, at most 512",
 		write: func(b []byte, t *Turn) []byte { return strconv.AppendInt(b, int64(len(t.Units)), 10) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			n, ok := parseCount(v)
 			switch {
 			case !ok:
 				return badValue("")
 			case n > MaxUnits:
-				return &fault{reason: ReasonTooLong, problem: "at most " + strconv.Itoa(MaxUnits) + " units"}
+				return &valueFault{reason: ReasonTooLong, problem: "at most " + strconv.Itoa(MaxUnits) + " units"}
 			}
 			r.rec.Turn.DeclaredUnits = n
 			r.set(FUnits)
@@ -89,17 +89,17 @@ var turnFields = []field[Turn]{
 			}
 			return appendSeconds(b, s)
 		},
-		read: func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Turn.Silent, FSilent, v) }},
+		read: func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Turn.Silent, FSilent, v) }},
 	{key: "stutter", form: formYesNo,
 		write: func(b []byte, t *Turn) []byte { return appendBool(b, t.Stutter) },
-		read:  func(r *reader, v string) *fault { return r.boolTo(&r.rec.Turn.Stutter, FStutter, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.boolTo(&r.rec.Turn.Stutter, FStutter, v) }},
 	{key: "route", form: "inputs>outputs, each +-separated (- for none)",
 		write: func(b []byte, t *Turn) []byte {
 			b = appendList(b, t.Inputs)
 			b = append(b, '>')
 			return appendList(b, t.Outputs)
 		},
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			in, out, ok := strings.Cut(v, ">")
 			if !ok {
 				return badValue("")
@@ -113,13 +113,13 @@ var turnFields = []field[Turn]{
 		}},
 	{key: "bt", form: formYesNo,
 		write: func(b []byte, t *Turn) []byte { return appendBool(b, t.Bluetooth) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			r.btKey = true
 			return r.boolTo(&r.rec.Turn.Bluetooth, FBluetooth, v)
 		}},
 	{key: "sample_rate", form: "a number of Hz (16000 or 16000Hz)",
 		write: func(b []byte, t *Turn) []byte { return strconv.AppendInt(b, int64(math.Round(t.SampleRate)), 10) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			d, ok := parseNumber(strings.TrimSuffix(v, "Hz"))
 			if !ok {
 				return badValue("")
@@ -130,12 +130,12 @@ var turnFields = []field[Turn]{
 		}},
 	{key: "route_changes", form: formInt,
 		write: func(b []byte, t *Turn) []byte { return strconv.AppendInt(b, int64(t.RouteChanges), 10) },
-		read:  func(r *reader, v string) *fault { return r.intTo(&r.rec.Turn.RouteChanges, FRouteChanges, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.intTo(&r.rec.Turn.RouteChanges, FRouteChanges, v) }},
 	{key: "listen", form: "grant/session/total, seconds each",
 		write: func(b []byte, t *Turn) []byte {
 			return appendSlashed(b, t.ListenGrant, t.ListenSession, t.ListenTotal)
 		},
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			t := &r.rec.Turn
 			var g, s, tot float64
 			if f := slashed(v, &g, &s, &tot); f != nil {
@@ -149,7 +149,7 @@ var turnFields = []field[Turn]{
 		}},
 	{key: "rpm", form: "loaded/fresh, seconds each",
 		write: func(b []byte, t *Turn) []byte { return appendSlashed(b, t.RPMLoaded, t.RPMFresh) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			t := &r.rec.Turn
 			var loaded, fresh float64
 			if f := slashed(v, &loaded, &fresh); f != nil {
@@ -163,10 +163,10 @@ var turnFields = []field[Turn]{
 		}},
 	{key: "post", form: formSeconds,
 		write: func(b []byte, t *Turn) []byte { return appendSeconds(b, t.SpeechEndToPost) },
-		read:  func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Turn.SpeechEndToPost, FPost, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Turn.SpeechEndToPost, FPost, v) }},
 	{key: "not_sent", form: formSeconds,
 		write: func(b []byte, t *Turn) []byte { return appendSeconds(b, t.NotSent) },
-		read:  func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Turn.NotSent, FNotSent, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Turn.NotSent, FNotSent, v) }},
 	{key: "pool_reset", form: "now or now(before), ints (- for none)",
 		write: func(b []byte, t *Turn) []byte {
 			if !t.HasPoolResets {
@@ -186,7 +186,7 @@ var turnFields = []field[Turn]{
 		read:  (*reader).live},
 	{key: "uptime", form: "device/app, seconds each",
 		write: func(b []byte, t *Turn) []byte { return appendSlashed(b, t.DeviceUptime, t.AppUptime) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			t := &r.rec.Turn
 			var device, app float64
 			if f := slashed(v, &device, &app); f != nil {
@@ -199,10 +199,10 @@ var turnFields = []field[Turn]{
 		}},
 	{key: "activations", form: formInt,
 		write: func(b []byte, t *Turn) []byte { return strconv.AppendInt(b, int64(t.Activations), 10) },
-		read:  func(r *reader, v string) *fault { return r.intTo(&r.rec.Turn.Activations, FActivations, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.intTo(&r.rec.Turn.Activations, FActivations, v) }},
 	{key: "memory", form: "an int of bytes",
 		write: func(b []byte, t *Turn) []byte { return strconv.AppendInt(b, t.Memory, 10) },
-		read:  func(r *reader, v string) *fault { return r.int64To(&r.rec.Turn.Memory, FMemory, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.int64To(&r.rec.Turn.Memory, FMemory, v) }},
 	{key: "gaps", form: "gap[a(lead)],… seconds, one per unit (- for none)",
 		write: func(b []byte, t *Turn) []byte {
 			if len(t.Units) == 0 {
@@ -239,10 +239,10 @@ var turnFields = []field[Turn]{
 }
 
 // takeFields are the fields of a [tts-take] line, in the canonical order.
-var takeFields = []field[Take]{
+var takeFields = []keyField[Take]{
 	{key: "take", form: "the take's ID",
 		write: func(b []byte, t *Take) []byte { return append(b, token(orDash(t.ID))...) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			if v != "-" {
 				r.rec.Take.ID = v
 				r.set(FTake)
@@ -254,16 +254,16 @@ var takeFields = []field[Take]{
 		read:  (*reader).trace},
 	{key: "first_byte", form: formSeconds,
 		write: func(b []byte, t *Take) []byte { return appendSeconds(b, t.FirstByte) },
-		read:  func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Take.FirstByte, FFirstByte, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Take.FirstByte, FFirstByte, v) }},
 	{key: "total", form: formSeconds,
 		write: func(b []byte, t *Take) []byte { return appendSeconds(b, t.Total) },
-		read:  func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Take.Total, FTotal, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Take.Total, FTotal, v) }},
 	{key: "audio", form: formSeconds,
 		write: func(b []byte, t *Take) []byte { return appendSeconds(b, t.Audio) },
-		read:  func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Take.Audio, FAudio, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Take.Audio, FAudio, v) }},
 	{key: "rate", form: "a number, audio seconds per second (0.68 or 0.68x)",
 		write: func(b []byte, t *Take) []byte { return appendSeconds(b, t.Rate) },
-		read: func(r *reader, v string) *fault {
+		read: func(r *reader, v string) *valueFault {
 			d, ok := parseNumber(strings.TrimSuffix(v, "x"))
 			if !ok {
 				return badValue("")
@@ -274,10 +274,10 @@ var takeFields = []field[Take]{
 		}},
 	{key: "need", form: formSeconds,
 		write: func(b []byte, t *Take) []byte { return appendSeconds(b, t.Need) },
-		read:  func(r *reader, v string) *fault { return r.secondsTo(&r.rec.Take.Need, FNeed, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.secondsTo(&r.rec.Take.Need, FNeed, v) }},
 	{key: "beside", form: formInt,
 		write: func(b []byte, t *Take) []byte { return strconv.AppendInt(b, int64(t.Beside), 10) },
-		read:  func(r *reader, v string) *fault { return r.intTo(&r.rec.Take.Beside, FBeside, v) }},
+		read:  func(r *reader, v string) *valueFault { return r.intTo(&r.rec.Take.Beside, FBeside, v) }},
 }
 
 // The app's spellings of a [voice-turn] line's readings, which the writer
@@ -308,29 +308,29 @@ type group struct {
 // groupKey is one k=v of a group.
 type groupKey struct {
 	key, form string
-	read      func(r *reader, v string) *fault
+	read      func(r *reader, v string) *valueFault
 }
 
 var turnGroups = []group{
 	{prefix: "listen_open:", countsAs: "listen", form: "listen_open:grant=S,session=S,total=S (any of them, seconds)", keys: []groupKey{
-		{"grant", formSeconds, func(r *reader, v string) *fault {
+		{"grant", formSeconds, func(r *reader, v string) *valueFault {
 			return r.secondsTo(&r.rec.Turn.ListenGrant, FListenGrant, v)
 		}},
-		{"session", formSeconds, func(r *reader, v string) *fault {
+		{"session", formSeconds, func(r *reader, v string) *valueFault {
 			return r.secondsTo(&r.rec.Turn.ListenSession, FListenSession, v)
 		}},
-		{"total", formSeconds, func(r *reader, v string) *fault {
+		{"total", formSeconds, func(r *reader, v string) *valueFault {
 			return r.secondsTo(&r.rec.Turn.ListenTotal, FListenTotal, v)
 		}},
 	}},
 	{prefix: "health:", form: "health:device_uptime=S,app_uptime=S,activations=N,memory=B (any of them)", keys: []groupKey{
-		{"device_uptime", formSeconds, func(r *reader, v string) *fault {
+		{"device_uptime", formSeconds, func(r *reader, v string) *valueFault {
 			return r.secondsTo(&r.rec.Turn.DeviceUptime, FDeviceUptime, v)
 		}},
-		{"app_uptime", formSeconds, func(r *reader, v string) *fault {
+		{"app_uptime", formSeconds, func(r *reader, v string) *valueFault {
 			return r.secondsTo(&r.rec.Turn.AppUptime, FAppUptime, v)
 		}},
-		{"uptime", "device/app, seconds each", func(r *reader, v string) *fault {
+		{"uptime", "device/app, seconds each", func(r *reader, v string) *valueFault {
 			t := &r.rec.Turn
 			var device, app float64
 			if f := slashed(v, &device, &app); f != nil {
@@ -340,10 +340,10 @@ var turnGroups = []group{
 			r.set(FDeviceUptime | FAppUptime)
 			return nil
 		}},
-		{"activations", formInt, func(r *reader, v string) *fault {
+		{"activations", formInt, func(r *reader, v string) *valueFault {
 			return r.intTo(&r.rec.Turn.Activations, FActivations, v)
 		}},
-		{"memory", "an int of bytes", func(r *reader, v string) *fault {
+		{"memory", "an int of bytes", func(r *reader, v string) *valueFault {
 			return r.int64To(&r.rec.Turn.Memory, FMemory, v)
 		}},
 	}},
@@ -359,7 +359,7 @@ const (
 // keyIndex finds a key's field in a table (the reader's dispatch).
 type keyIndex map[string]uint8
 
-func indexOf[T any](fields []field[T]) keyIndex {
+func indexOf[T any](fields []keyField[T]) keyIndex {
 	m := make(keyIndex, len(fields))
 	for i, f := range fields {
 		if _, dup := m[f.key]; dup {
@@ -401,7 +401,7 @@ func TurnKeys() []string { return keysOf(turnFields) }
 // TakeKeys lists the keys of a [tts-take] line in the canonical order.
 func TakeKeys() []string { return keysOf(takeFields) }
 
-func keysOf[T any](fields []field[T]) []string {
+func keysOf[T any](fields []keyField[T]) []string {
 	out := make([]string, len(fields))
 	for i, f := range fields {
 		out[i] = f.key

@@ -66,7 +66,7 @@ func parse(s string) (Line, *reader, error) {
 
 // parseFields checks the tokens against the table: each key in its order
 // (an optional field may be left out) and each value read by its field.
-func parseFields[T any](tag, rest string, kind Kind, fields []field[T]) (Line, *reader, error) {
+func parseFields[T any](tag, rest string, kind Kind, fields []keyField[T]) (Line, *reader, error) {
 	tokens := strings.Split(rest, " ")
 	if rest == "" {
 		tokens = nil

@@ -79,7 +79,7 @@ func AppendTake(b []byte, t *Take) []byte {
 
 // appendLine prints each field of the table as key=value, one space before
 // each, in the table's order.
-func appendLine[T any](b []byte, fields []field[T], t *T) []byte {
+func appendLine[T any](b []byte, fields []keyField[T], t *T) []byte {
 	for i := range fields {
 		f := &fields[i]
 		if f.omit != nil && f.omit(t) {

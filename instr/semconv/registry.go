@@ -399,3 +399,18 @@ func concat(parts ...[]Name) []Name {
 	}
 	return out
 }
+
+// CarriedOnVerdict names the voice.turn readings the verdict span carries
+// (the registry puts them on both), so a reader of verdicts alone has them:
+// every place a turn passes through on its way to a verdict must carry
+// each of them, which TestEveryCarriedReadingArrives holds to, place by
+// place (verdict/readings.go's checklist).
+func CarriedOnVerdict() []string {
+	var out []string
+	for _, n := range Registry {
+		if n.Kind == KindAttribute && n.CarriedBy(SpanVoiceTurn) && n.CarriedBy(SpanVerdict) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}

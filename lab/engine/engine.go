@@ -162,9 +162,6 @@ func WithConfig(c Config) Option { return func(o *options) { o.cfg = c } }
 // WithTimeScale sets person-seconds per wall second.
 func WithTimeScale(f float64) Option { return func(o *options) { o.scale = f } }
 
-// WithAddr sets the front's listening address (default loopback, a free port).
-func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
-
 // WithTakes records every take (default: not recorded).
 func WithTakes(r TakeRecorder) Option { return func(o *options) { o.takes = r } }
 
@@ -303,13 +300,6 @@ func (e *Engine) Restart() error {
 	e.restarts.Add(1)
 	e.startBackend(ln)
 	return nil
-}
-
-// Running reports whether the engine (not only its front) is up.
-func (e *Engine) Running() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.back != nil
 }
 
 // Close stops the engine and its front.

@@ -76,9 +76,6 @@ type config struct {
 // Option configures a Proxy.
 type Option func(*config)
 
-// WithAddr sets the listening address (default loopback, a free port).
-func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
-
 // WithTimeScale sets person-seconds per wall second for every duration and
 // rate the proxy is given.
 func WithTimeScale(f float64) Option { return func(c *config) { c.scale = f } }

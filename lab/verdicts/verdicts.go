@@ -6,9 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/percause/percause/internal/leaf/follow"
 	"github.com/percause/percause/verdict"
 )
@@ -132,12 +129,6 @@ func Parse(line []byte) ([]Verdict, error) {
 		out[i] = fromRecord(&rs[i])
 	}
 	return out, nil
-}
-
-// FromSpan reads one percause.verdict span (through verdict.FromSpan).
-func FromSpan(s ptrace.Span) Verdict {
-	r := verdict.FromSpan(pcommon.NewResource(), s)
-	return fromRecord(&r)
 }
 
 // fromRecord is the lab's view of a verdict: what it compares with the

@@ -43,11 +43,9 @@ import (
 //
 // Traces of the collector itself are not exported (a no-op tracer).
 
-// Defaults of the collector's own telemetry: loopback, the usual port.
-const (
-	DefaultTelemetryHost = "127.0.0.1"
-	DefaultTelemetryPort = 8888
-)
+// DefaultTelemetryHost is where the collector's own telemetry listens:
+// loopback.
+const DefaultTelemetryHost = "127.0.0.1"
 
 var (
 	errTelemetryReader = errors.New("telemetry: only pull readers with a prometheus exporter are supported")

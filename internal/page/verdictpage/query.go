@@ -188,3 +188,6 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// Trace is the trace ID of the turn asked for.
+func (q Query) Trace() string { return q.Turn }

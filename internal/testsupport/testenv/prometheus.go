@@ -79,11 +79,6 @@ func WithAlertmanagerTarget(hostport string) PrometheusOption {
 	return func(c *promConfig) { c.alertmanager = hostport }
 }
 
-// WithIntervals sets the scrape and rule evaluation intervals.
-func WithIntervals(scrape, eval time.Duration) PrometheusOption {
-	return func(c *promConfig) { c.scrape, c.eval = scrape, eval }
-}
-
 // StartPrometheus starts Prometheus scraping the given host:port targets.
 func StartPrometheus(tb testing.TB, scrapeTargets ...string) *Prometheus {
 	tb.Helper()
