@@ -27,10 +27,10 @@ var _ pebblevfs.FS = pebbleFS{}
 
 // PebbleFS is the file system the pebble engine opens its database on
 // (shared_storage looks for it on the file system it was given).
-func (p processFS) PebbleFS() pebblevfs.FS { return pebbleFS{fs: p.fs, gen: p.gen} }
+func (p processFS) PebbleFS() pebblevfs.FS { return pebbleFS(p) }
 
 // files is the files as the process that opened the database sees them.
-func (p pebbleFS) files() processFS { return processFS{fs: p.fs, gen: p.gen} }
+func (p pebbleFS) files() processFS { return processFS(p) }
 
 // Fatal is what the process does on an error Pebble cannot go on after:
 // it ends, as the collector's exit would, every call after fails, and the
