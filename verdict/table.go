@@ -27,22 +27,24 @@ import (
 // dashboards, which TestEveryCauseIsRuledAndShown holds to.
 //
 // Adding a reading of the voice.turn: its name and its registry entry in
-// instr/semconv (names.go, registry.go; docs/semconv.md is generated), its
-// setter in the SDK (instr/turn.go, and the text line it writes through
-// exporters/textlines.Turn), its field in exporters/textlines (fields.go,
-// the TurnReading of read.go, a Fields bit) and the row of the line's
-// table in instr/semconv/markdown.go, its attribute in the lines
-// connector (components/linesconnector/spans.go), its reader here
-// (readings.go: Turn and ReadTurnUnder), the joined form (joined.go), the
-// stored codec (processors/verdictprocessor/internal/persist/
-// trace_codec.go, a new codec version when the stored form changes), and,
-// when a reader of verdicts alone needs it (the registry puts it on
-// percause.verdict too), the verdict span (span.go: Record, RecordOf,
-// writeAttributes, FromSpan), the day report's turn
-// (internal/page/dayreport) and the page (internal/page/verdictpage). A
-// rule that reads it names it in its reads above. The registry is the
-// list: TestEveryCarriedReadingArrives, in each of those packages, puts
-// every reading semconv.CarriedOnVerdict names through its place and
+// instr/semconv (instr/semconv/names.go, instr/semconv/registry.go;
+// docs/semconv.md is generated), its setter in the SDK (instr/turn.go,
+// and the text line it writes through exporters/textlines.Turn), its
+// field in exporters/textlines (exporters/textlines/fields.go, the
+// TurnReading of exporters/textlines/read.go, a Fields bit) and the row
+// of the line's table in instr/semconv/markdown.go, its attribute in the
+// lines connector (components/linesconnector/spans.go), its reader here
+// (readings.go: Turn; read.go: ReadTurnUnder), the joined form
+// (joined.go), the stored codec
+// (processors/verdictprocessor/internal/persist/trace_codec.go, a new
+// codec version when the stored form changes), and, when a reader of
+// verdicts alone needs it (the registry puts it on percause.verdict too),
+// the verdict span (span.go: Record, RecordOf, writeAttributes,
+// FromSpan), the day report's turn (internal/page/dayreport) and the page
+// (internal/page/verdictpage). A rule that reads it names it in its reads
+// above. The registry is the list: TestEveryCarriedReadingArrives, in
+// each of those packages, puts every reading semconv.CarriedOnVerdict
+// names through its place and
 // fails on the one left out.
 
 // rule is one row of the table.

@@ -280,9 +280,12 @@ func (s *schedule) within(call func() error) error {
 	return s.wait(done)
 }
 
-// wait is the outcome of a call running in its own goroutine, or
-// errNoAnswer when the process dies first.
+// wait is the outcome of a call running in its own goroutine, or, on the
+// pebble engine, errNoAnswer when the process dies first.
 func (s *schedule) wait(done <-chan error) error {
+	if s.p.Engine != sharedstorage.EnginePebble {
+		return <-done // the log answers every call, dead or not
+	}
 	select {
 	case err := <-done:
 		return err
@@ -326,7 +329,12 @@ func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refus
 	first := make(chan error, 1)
 	proc, td1, td2 := s.c.proc, s.body(r), s.body(r)
 	go func() { first <- proc.ConsumeTraces(ctx, td1) }()
-	dying := s.w.fs.dying()
+	// Only the pebble engine's calls may never return (see within): on
+	// the log, a death answers them, and nothing is left running.
+	var dying <-chan struct{}
+	if s.p.Engine == sharedstorage.EnginePebble {
+		dying = s.w.fs.dying()
+	}
 	select {
 	case <-dying:
 		// Died before the first reached the downstream: it is not
