@@ -255,6 +255,8 @@ func (c *cycler) run(cy *cycle, ds []decision) {
 				p.unaccept(ctx, ds)
 			}
 			p.unaccept(ctx, cy.riding)
+		} else {
+			p.countCommitted(ctx, cy, ds)
 		}
 	}
 	p.mu.Lock()
@@ -264,4 +266,23 @@ func (c *cycler) run(cy *cycle, ds []decision) {
 	c.recycleLocked(ds)
 	p.mu.Unlock()
 	close(cy.done)
+}
+
+// countCommitted counts the verdicts whose acceptance cy's commit stored:
+// its own, when the next consumer accepted them, and those riding it.
+func (p *verdictProcessor) countCommitted(ctx context.Context, cy *cycle, ds []decision) {
+	if cy.emitErr != nil {
+		ds = nil
+	}
+	if len(ds) == 0 && len(cy.riding) == 0 {
+		return
+	}
+	now := p.now()
+	var out tally
+	for _, group := range [][]decision{ds, cy.riding} {
+		for i := range group {
+			countAccepted(&group[i], now, &out)
+		}
+	}
+	p.tel.record(ctx, &out)
 }

@@ -227,6 +227,16 @@ func (p *verdictProcessor) acceptedLocked(d *decision, now time.Time, out *tally
 		p.releaseLocked(other, out)
 		out.inc(&out.dropped, dropDecided)
 	}
+	if p.state == nil {
+		countAccepted(d, now, out)
+	}
+	// With storage the acceptance counts once its commit holds (the
+	// cycle's run): a failed one is undone and the verdict sent again.
+}
+
+// countAccepted counts an accepted verdict in the processor's own
+// telemetry: its cause, what forced it, and the time from its turn.
+func countAccepted(d *decision, now time.Time, out *tally) {
 	if d.v.Cause != "" { // a joined turn has none
 		out.inc(&out.verdicts, d.v.Cause)
 	}
