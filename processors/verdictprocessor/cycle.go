@@ -129,7 +129,7 @@ func (c *cycler) poke() {
 // all the caller sends them itself) and returns that cycle, whose end the
 // caller awaits.
 func (c *cycler) queueLocked(ds []decision) (*cycle, bool) {
-	queued := !c.p.emitAll && len(ds) > 0
+	queued := !c.p.mode.sendsBatch() && len(ds) > 0
 	if queued {
 		c.queued = append(c.queued, ds...)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -33,30 +32,22 @@ type decision struct {
 	evicted bool
 }
 
-// decideLocked decides a held trace and marks its verdict as on its way;
-// settle releases it once the next consumer accepted the verdict.
+// decideLocked decides a held trace as the emit mode does and marks its
+// decision as on its way; settle releases it once the next consumer
+// accepted it.
 func (p *verdictProcessor) decideLocked(e *pending.Entry, forced verdict.Forced, out *tally) decision {
 	e.Delivery.Sending, e.Delivery.Forced = true, forced
-	if p.emitTurns {
-		return joinLocked(e, forced)
-	}
+	return p.mode.decide(p, e, forced, out)
+}
+
+// verdictLocked decides a held trace's verdict with its launch's history.
+func (p *verdictProcessor) verdictLocked(e *pending.Entry, forced verdict.Forced, out *tally) decision {
 	v := verdict.Decide(&e.Trace, p.earlierOf(e), &p.cfg.Rules, forced)
 	if v.HistoryDisagrees {
 		out.disagreements++
 	}
 	return decision{entry: e, resource: e.Turn.Resource, turnAt: e.TurnAt,
 		installation: p.labels.label(installationOf(e.Turn.Resource), p.now()), v: v}
-}
-
-// joinLocked (emit: turns) is decideLocked's part for a stage that
-// decides nothing: a copy of the trace's readings, taken under the lock
-// (a late span may still add to the held trace while it is sent), with
-// why it was forced, if it was, for the processor's counters.
-func joinLocked(e *pending.Entry, forced verdict.Forced) decision {
-	t := e.Trace
-	t.UnitSpans, t.Units, t.Takes = slices.Clone(t.UnitSpans), slices.Clone(t.Units), slices.Clone(t.Takes)
-	return decision{entry: e, resource: e.Turn.Resource, turnAt: e.TurnAt, joined: t,
-		v: verdict.Verdict{Forced: forced.Reason}}
 }
 
 // forced words why a turn is decided early, as the evidence gives it.
@@ -84,18 +75,9 @@ func (p *verdictProcessor) appendVerdict(td ptrace.Traces, d *decision, now time
 	verdict.Append(td, d.resource, &r, p.epoch)
 }
 
-// verdictBatch writes the verdict spans of ds into a batch of their own;
-// with emit: turns, their traces as joined spans instead (the voice.turn,
-// its units and its takes, under the phone's resource), for the stage that
-// keeps the turn's launch to decide.
-func (p *verdictProcessor) verdictBatch(ds []decision) ptrace.Traces {
+// verdictSpans writes the verdict spans of ds into a batch of their own.
+func (p *verdictProcessor) verdictSpans(ds []decision) ptrace.Traces {
 	td := ptrace.NewTraces()
-	if p.emitTurns {
-		for i := range ds {
-			verdict.AppendTrace(td, &ds[i].joined)
-		}
-		return td
-	}
 	now := p.now()
 	for i := range ds {
 		p.appendVerdict(td, &ds[i], now)
@@ -103,13 +85,9 @@ func (p *verdictProcessor) verdictBatch(ds []decision) ptrace.Traces {
 	return td
 }
 
-// deliver sends what a batch decided on and waits for what its sender's
-// acknowledgement needs: the verdicts accepted and, with storage, what the
-// batch left held stored.
-func (p *verdictProcessor) deliver(ctx context.Context, td ptrace.Traces, h holding) error {
-	if p.emitAll {
-		return p.deliverWithBatch(ctx, td, h)
-	}
+// deliverThroughCycle (emit: verdicts, turns) waits for the cycle that
+// sends what the batch decided and stores what it left held.
+func (p *verdictProcessor) deliverThroughCycle(ctx context.Context, h holding) error {
 	if !h.queued && !h.durable {
 		if h.full {
 			return errPendingFull
@@ -139,52 +117,10 @@ func (p *verdictProcessor) deliver(ctx context.Context, td ptrace.Traces, h hold
 // there is no room to make, and the sender's retry finds some later.
 var errPendingFull = errors.New("verdict processor: max_pending traces are held, each waiting for its refused verdict to be accepted; send again later")
 
-// deliverWithBatch (emit: all) sends the batch on with its verdicts added.
-func (p *verdictProcessor) deliverWithBatch(ctx context.Context, td ptrace.Traces, h holding) error {
-	if h.durable {
-		p.cycles.poke() // the cycle stores while the next consumer works
-	}
-	now := p.now()
-	for i := range h.decisions {
-		p.appendVerdict(td, &h.decisions[i], now)
-	}
-	err := p.next.ConsumeTraces(ctx, td)
-	if len(h.decisions) > 0 {
-		p.settle(ctx, h.decisions, err)
-	}
-	if err != nil {
-		return err
-	}
-	if p.state == nil || !h.durable && len(h.decisions) == 0 {
-		return nil
-	}
-	// The acceptances ride the next commit (the stored traces go, the ring
-	// grows, the count connector's IDs beside): the batch waits for it.
-	cy := p.cycles.ride(h.decisions)
-	if err := p.cycles.await(ctx, cy); err != nil {
-		return err
-	}
-	if err := cy.commitErr; err != nil {
-		return err
-	}
-	if h.full {
-		return errPendingFull
-	}
-	return nil
-}
-
-// forwardUnread passes on a batch with nothing the rules read.
-func (p *verdictProcessor) forwardUnread(ctx context.Context, td ptrace.Traces) error {
-	if p.emitAll {
-		return p.next.ConsumeTraces(ctx, td)
-	}
-	return nil
-}
-
 // sendNow sends verdicts downstream at once (not through a cycle) and
 // settles them.
 func (p *verdictProcessor) sendNow(ctx context.Context, ds []decision) error {
-	err := p.next.ConsumeTraces(ctx, p.verdictBatch(ds))
+	err := p.next.ConsumeTraces(ctx, p.mode.write(p, ds))
 	p.settle(ctx, ds, err)
 	return err
 }

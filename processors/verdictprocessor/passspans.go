@@ -7,11 +7,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// passSpans sends on, with emit: verdicts, the spans named in pass_spans,
+// passSpans sends on (emit: verdicts) the spans named in pass_spans,
 // at once and on their own: they are rare (a status change), and a refusal
 // is the sender's to retry like any other.
 func (p *verdictProcessor) passSpans(ctx context.Context, td ptrace.Traces) error {
-	if p.emitAll || len(p.cfg.PassSpans) == 0 {
+	if len(p.cfg.PassSpans) == 0 {
 		return nil
 	}
 	if spans, ok := p.copyPassed(td); ok {

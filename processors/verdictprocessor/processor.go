@@ -55,9 +55,8 @@ type verdictProcessor struct {
 	// simulated: the fault simulation runs every cycle itself
 	// (Simulated); nothing is retried on a timer.
 	simulated bool
-	emitAll   bool
-	// emitTurns: the joined turns go on instead of verdicts (emit: turns).
-	emitTurns bool
+	// mode is what the emit setting changes (emit.go).
+	mode emitMode
 	// epoch is when this processor began counting: the timestamp of the
 	// counted events (verdict.Append).
 	epoch pcommon.Timestamp
@@ -107,8 +106,7 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		tel:           tel,
 		next:          next,
 		now:           time.Now,
-		emitAll:       cfg.Emit == EmitAll,
-		emitTurns:     cfg.Emit == EmitTurns,
+		mode:          emitModeOf(cfg.Emit),
 		labels:        newLabelBudget(cfg.Counters.Installations, cfg.Counters.Idle),
 		inflight:      map[pcommon.TraceID]int{},
 		sweepInterval: sweepIntervalFor(cfg),
@@ -116,7 +114,7 @@ func newVerdictProcessor(set processor.Settings, cfg *Config, next consumer.Trac
 		refusedLog:    logLimiter{every: 10 * time.Second},
 	}
 	p.held = pending.New(cfg.DecidedCacheSize, nil)
-	if cfg.Launches.Max > 0 && !p.emitTurns {
+	if cfg.Launches.Max > 0 && p.mode.keepsLaunches() {
 		// A turn reads up to rising_turns earlier turns; twice that many
 		// are kept, so a turn that arrives late still finds its neighbours.
 		p.launches = launches.New(cfg.Launches.Max, cfg.Launches.Idle, launches.KeptTurns)
@@ -142,7 +140,7 @@ func sweepIntervalFor(cfg *Config) time.Duration {
 // Capabilities: with emit: all the verdict spans are appended to the batch
 // that completed their turn.
 func (p *verdictProcessor) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: p.emitAll}
+	return consumer.Capabilities{MutatesData: p.mode.sendsBatch()}
 }
 
 // Start restores the stored state, if storage is configured, and starts the
@@ -153,7 +151,7 @@ func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error
 			return err
 		}
 	}
-	if p.state != nil || !p.emitAll {
+	if p.state != nil || !p.mode.sendsBatch() {
 		p.cycles.start()
 	}
 	if p.manual {
@@ -207,12 +205,12 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	obs := getObservations()
 	defer putObservations(obs)
 	obs.read(td)
-	if err := p.passSpans(ctx, td); err != nil {
+	if err := p.mode.passOn(ctx, p, td); err != nil {
 		return err
 	}
 	if len(obs.list) == 0 {
-		return p.forwardUnread(ctx, td)
+		return p.mode.forwardUnread(ctx, p, td)
 	}
 	h := p.hold(ctx, obs)
-	return p.deliver(ctx, td, h)
+	return p.mode.deliver(ctx, p, td, h)
 }
