@@ -29,9 +29,9 @@ func (p *verdictProcessor) launchOf(e *pending.Entry) (launches.Key, bool) {
 
 // placeOf is what places a held trace's turn among its launch's turns
 // (docs/decisions/0249): its trace, index, end and uptimes.
-func placeOf(e *pending.Entry) launches.Turn {
+func placeOf(e *pending.Entry) launches.KeptTurn {
 	t := e.Turn
-	l := launches.Turn{PastTurn: verdict.PastTurn{Index: t.Index}, Trace: e.ID, At: int64(t.EndTime),
+	l := launches.KeptTurn{PastTurn: verdict.PastTurn{Index: t.Index}, Trace: e.ID, At: int64(t.EndTime),
 		App: launches.NoUptime, Device: launches.NoUptime}
 	if t.AppUptime.OK {
 		l.App = t.AppUptime.V

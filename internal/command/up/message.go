@@ -249,7 +249,7 @@ func spanText(d time.Duration) string {
 
 // compose writes the notification for one alert and the turn it names
 // (nil: none found, or the alert names none).
-func compose(a amAlert, turn *Turn, mc messageContext) message {
+func compose(a amAlert, turn *LinkedTurn, mc messageContext) message {
 	name := a.Labels[labelAlertname]
 	m := message{
 		Alert: name, Status: a.Status, Severity: a.Labels[labelSeverity],

@@ -311,7 +311,7 @@ func (r *relay) notify(ctx context.Context, a amAlert, id string) error {
 				a.Labels[labelAlertname], k, maxLabel, quoteLabel(bad[k]), badLabel)
 		}
 	}
-	var turn *Turn
+	var turn *LinkedTurn
 	waited := false
 	if _, ok := bad[labelInstallation]; !ok {
 		turn, waited = r.turnOf(ctx, a) // an installation not printable has no turn to find
@@ -403,7 +403,7 @@ func (r *relay) movedOver(ctx context.Context, a amAlert, ep *episode, tally int
 // turnWait for the verdict: the metric that fires the alert can reach
 // Prometheus before the turn that moved has ended. waited reports a firing
 // alert whose turn never came.
-func (r *relay) turnOf(ctx context.Context, a amAlert) (turn *Turn, waited bool) {
+func (r *relay) turnOf(ctx context.Context, a amAlert) (turn *LinkedTurn, waited bool) {
 	cause, inst := causeOf()[a.Labels[labelAlertname]], a.Labels[labelInstallation]
 	if cause == "" || inst == "" {
 		return nil, false

@@ -17,9 +17,9 @@ import (
 // export request); a longer line is skipped, never held.
 const maxVerdictLine = 16 << 20
 
-// Turn is the turn a notification names: the latest turn of the alert's
+// LinkedTurn is the turn a notification names: the latest turn of the alert's
 // installation whose verdict implicated the alert's cause.
-type Turn struct {
+type LinkedTurn struct {
 	// TraceID is the turn's trace, in hex: the page's link to it.
 	TraceID string
 	// Turn is the turn's index in its launch.
@@ -44,17 +44,17 @@ type Turn struct {
 // streamed, and a line is parsed only if it names the installation, so a
 // scan of the whole file (100 MB before it rotates) takes a fraction of a
 // second. A file that does not exist yet has no turn.
-func findTurn(path, installation, cause string, since time.Time) (Turn, bool, error) {
+func findTurn(path, installation, cause string, since time.Time) (LinkedTurn, bool, error) {
 	all, err := findTurns(path, installation, cause, since)
 	if len(all) == 0 {
-		return Turn{}, false, err
+		return LinkedTurn{}, false, err
 	}
 	return all[len(all)-1], true, err
 }
 
 // findTurns is every turn findTurn considers, by the time each ended (the
 // latest last), each trace once.
-func findTurns(path, installation, cause string, since time.Time) ([]Turn, error) {
+func findTurns(path, installation, cause string, since time.Time) ([]LinkedTurn, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -63,7 +63,7 @@ func findTurns(path, installation, cause string, since time.Time) ([]Turn, error
 		return nil, err
 	}
 	defer f.Close()
-	var out []Turn
+	var out []LinkedTurn
 	seen := map[string]bool{}
 	needle := []byte(`"` + installation + `"`)
 	err = eachLine(f, func(line []byte) {
@@ -78,14 +78,14 @@ func findTurns(path, installation, cause string, since time.Time) ([]Turn, error
 			out = append(out, t)
 		}
 	})
-	slices.SortStableFunc(out, func(a, b Turn) int { return a.Ended.Compare(b.Ended) })
+	slices.SortStableFunc(out, func(a, b LinkedTurn) int { return a.Ended.Compare(b.Ended) })
 	return out, err
 }
 
 // movements is how much a cause moved over turns: for the pool, the heals
 // (each turn's tally after less before; a launch's first turn its tally);
 // for any other cause, the turns.
-func movements(turns []Turn, cause string) int64 {
+func movements(turns []LinkedTurn, cause string) int64 {
 	var n int64
 	for _, t := range turns {
 		switch {
@@ -136,17 +136,17 @@ func eachLine(r io.Reader, fn func([]byte)) error {
 
 // turnsOf reads the verdict spans of one line of the verdict file (an OTLP
 // JSON export request); a line that does not parse has none.
-func turnsOf(line []byte) []Turn {
+func turnsOf(line []byte) []LinkedTurn {
 	records, err := verdict.Parse(line)
 	if err != nil {
 		return nil
 	}
-	var out []Turn
+	var out []LinkedTurn
 	for _, r := range records {
 		if r.TraceID.IsEmpty() {
 			continue // a turn without its trace ID has no page to link
 		}
-		t := Turn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
+		t := LinkedTurn{TraceID: r.TraceID.String(), Turn: r.Index, Causes: r.Causes, Evidence: r.Evidence,
 			Installation: r.Installation, Link: r.Link,
 			PoolAfter: r.PoolResets.V, HasPool: r.PoolResets.OK, PoolBefore: r.PoolBefore.V, HasPoolBefore: r.PoolBefore.OK}
 		if r.TurnTime != 0 {

@@ -45,10 +45,10 @@ func KeyOf(res pcommon.Resource) (Key, bool) {
 	return k, true
 }
 
-// Turn is one kept turn of a launch: what a later turn reads of it, its
+// KeptTurn is one kept turn of a launch: what a later turn reads of it, its
 // trace, what places it among the launch's turns, and the run it was
 // placed in.
-type Turn struct {
+type KeptTurn struct {
 	verdict.PastTurn
 	Trace pcommon.TraceID
 	// At is the turn's end on the phone's clock (Unix nanoseconds; 0 when
@@ -71,7 +71,7 @@ const NoUptime = -1
 type Launch struct {
 	Key Key
 	// Turns are its most recent turns in order: by At, then by index.
-	Turns []Turn
+	Turns []KeptTurn
 	// Runs is how many runs were begun under the key; the next is numbered
 	// Runs.
 	Runs uint32
@@ -135,7 +135,7 @@ func (b *Book) Len() int { return len(b.by) }
 // among the launch's turns gives it (t.Run is ignored). It returns the
 // run, whether the book changed, and which launches it forgot to make
 // room.
-func (b *Book) Record(k Key, t Turn, now time.Time) (run uint32, changed bool, forgot int) {
+func (b *Book) Record(k Key, t KeptTurn, now time.Time) (run uint32, changed bool, forgot int) {
 	l, ok := b.by[k]
 	if !ok {
 		for b.max > 0 && len(b.by) >= b.max {
@@ -161,7 +161,7 @@ func (b *Book) Record(k Key, t Turn, now time.Time) (run uint32, changed bool, f
 // end at the same time, and a turn without a time (a launch stored before
 // times were kept, or a client that sends none) beside any other, are
 // taken in index order).
-func (t *Turn) before(o *Turn) bool {
+func (t *KeptTurn) before(o *KeptTurn) bool {
 	if t.At != o.At && t.At != 0 && o.At != 0 {
 		return t.At < o.At
 	}
@@ -175,7 +175,7 @@ func (t *Turn) before(o *Turn) bool {
 // the turns are one launch: a phone asleep between turns grows its uptime
 // more slowly than its clock, and a relaunch under a fresh ID is told by
 // the ID.
-func Begins(a, b *Turn) bool {
+func Begins(a, b *KeptTurn) bool {
 	return b.Index <= a.Index ||
 		a.App != NoUptime && b.App != NoUptime && b.App < a.App ||
 		a.Device != NoUptime && b.Device != NoUptime && b.Device < a.Device
@@ -186,7 +186,7 @@ func Begins(a, b *Turn) bool {
 // before it when no launch begins between them, else the run of the turn
 // after it when none begins between those, else a new run (numbered
 // l.Runs). A run that holds t's index already is not t's: a new one is.
-func (l *Launch) place(t *Turn) (pos int, run uint32, found bool) {
+func (l *Launch) place(t *KeptTurn) (pos int, run uint32, found bool) {
 	for i := range l.Turns {
 		if l.Turns[i].Trace == t.Trace {
 			return i, l.Turns[i].Run, true
@@ -222,7 +222,7 @@ func (l *Launch) holds(run uint32, index int64) bool {
 // add places t among l's turns, keeping the most recent keep of them; it
 // returns t's run and whether t was kept (a turn already kept, or before
 // every kept one when full, is not).
-func (l *Launch) add(t Turn, keep int) (uint32, bool) {
+func (l *Launch) add(t KeptTurn, keep int) (uint32, bool) {
 	pos, run, found := l.place(&t)
 	if found || (len(l.Turns) >= keep && pos == 0) {
 		return run, false
@@ -241,7 +241,7 @@ func (l *Launch) add(t Turn, keep int) (uint32, bool) {
 // RunOf is the run of launch k that turn t belongs to: the run it was
 // kept in, or where it would be placed now (t need carry only its trace,
 // index, end and uptimes).
-func (b *Book) RunOf(k Key, t *Turn) uint32 {
+func (b *Book) RunOf(k Key, t *KeptTurn) uint32 {
 	l, ok := b.by[k]
 	if !ok {
 		return 0
@@ -306,7 +306,7 @@ func (b *Book) Began(k Key, run uint32, trace pcommon.TraceID) string {
 }
 
 // beganSentence says what began a launch between a and b.
-func beganSentence(a, b *Turn) string {
+func beganSentence(a, b *KeptTurn) string {
 	why := fmt.Sprintf("the turn index did not go up (turn %d after turn %d)", b.Index, a.Index)
 	switch {
 	case b.Index > a.Index && a.App != NoUptime && b.App != NoUptime && b.App < a.App:

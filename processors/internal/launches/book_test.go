@@ -16,8 +16,8 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 
-func turn(index, pool int64, players int64) Turn {
-	return Turn{PastTurn: verdict.PastTurn{Index: index, Pool: verdict.Some(pool),
+func turn(index, pool int64, players int64) KeptTurn {
+	return KeptTurn{PastTurn: verdict.PastTurn{Index: index, Pool: verdict.Some(pool),
 		Live: []verdict.LiveCount{{Kind: semconv.LivePlayers, Count: players}}}, Trace: pcommon.TraceID{byte(index)},
 		App: NoUptime, Device: NoUptime}
 }
@@ -83,7 +83,7 @@ func TestBoundedAndIdle(t *testing.T) {
 // TestCodecRoundTrip: a launch reads back as it was stored; every prefix
 // of its stored form is refused.
 func TestCodecRoundTrip(t *testing.T) {
-	l := &Launch{Key: Key{"install-1", "launch-1"}, Seen: t0, Runs: 2, Turns: []Turn{turn(3, 2, 4), turn(4, 2, 5), turn(1, 0, 1)}}
+	l := &Launch{Key: Key{"install-1", "launch-1"}, Seen: t0, Runs: 2, Turns: []KeptTurn{turn(3, 2, 4), turn(4, 2, 5), turn(1, 0, 1)}}
 	l.Turns[0].Pool = verdict.Opt[int64]{}
 	l.Turns[1].At, l.Turns[1].App, l.Turns[1].Device = t0.UnixNano(), 312.5, 90210.25
 	l.Turns[2].At, l.Turns[2].App, l.Turns[2].Run = t0.Add(time.Minute).UnixNano(), 4.5, 1
@@ -103,7 +103,7 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(Encode(&Launch{Key: Key{"i", "l"}, Seen: t0, Turns: []Turn{turn(1, 0, 1)}}))
+	f.Add(Encode(&Launch{Key: Key{"i", "l"}, Seen: t0, Turns: []KeptTurn{turn(1, 0, 1)}}))
 	f.Add([]byte{launchVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := Decode(b)
@@ -130,7 +130,7 @@ func BenchmarkLaunchBytes(b *testing.B) {
 			k := Key{"install-" + strconv.Itoa(i%5000), "5b0c1e8a-6d0f-4d43-9a6e-" + strconv.Itoa(100000000000+i)}
 			for idx := int64(1); idx <= KeptTurns; idx++ {
 				// Each turn its own trace, end and uptimes, as a phone sends them.
-				tr := Turn{PastTurn: verdict.PastTurn{Index: idx, Pool: verdict.Some(idx)}, Trace: pcommon.TraceID{byte(i), byte(i >> 8), byte(idx)},
+				tr := KeptTurn{PastTurn: verdict.PastTurn{Index: idx, Pool: verdict.Some(idx)}, Trace: pcommon.TraceID{byte(i), byte(i >> 8), byte(idx)},
 					At: t0.Add(time.Duration(idx) * time.Minute).UnixNano(), App: float64(60 * idx), Device: float64(9000 + 60*idx)}
 				for _, kind := range semconv.LiveKinds {
 					tr.Live = append(tr.Live, verdict.LiveCount{Kind: kind, Count: idx})

@@ -87,8 +87,8 @@ func readLaunch(d *compact.Decoder, l *Launch, v2 bool) {
 	if v2 {
 		l.Runs = uint32(min(d.Uint(), math.MaxUint32))
 	}
-	l.Turns = compact.List(d, maxStoredTurns, func() Turn {
-		t := Turn{App: NoUptime, Device: NoUptime}
+	l.Turns = compact.List(d, maxStoredTurns, func() KeptTurn {
+		t := KeptTurn{App: NoUptime, Device: NoUptime}
 		t.Index = d.Int()
 		if v2 {
 			t.At = d.Int()
