@@ -18,7 +18,13 @@ const (
 	AlertLiveCountGrowing  = "PercauseLiveCountGrowing"
 	AlertSynthesisTooSlow  = "PercauseSynthesisSlowerThanRealTime"
 	AlertReconnectingFired = "PercauseReconnecting"
+	AlertPhoneSilent       = "PercausePhoneSilentWhileServed"
 )
+
+// dropNoTurn is the verdict processor's drop reason for a trace that aged
+// out (max_age) without its voice.turn: the engine's takes of a turn whose
+// phone never reported (processors/verdictprocessor/hold.go).
+const dropNoTurn = "no_turn"
 
 // comparison is how Grafana's threshold expression reads the query.
 type comparison string
@@ -152,6 +158,23 @@ func AlertsWithin(w string) []Alert {
 			Compared: true,
 			For:      "0s",
 			Severity: "page",
+		},
+		{
+			// Silence while in use: the heartbeat of percause up tells a
+			// home machine gone quiet; this tells a phone gone quiet while
+			// someone talks to its engine. A phone that is simply not used
+			// sends nothing and its engine serves nothing: no alert.
+			Name:    AlertPhoneSilent,
+			Summary: "the phone's reports are not reaching home while its engine serves it",
+			Description: "Within the last " + w + " the engine made takes for turns whose voice.turn never reached the collector within max_age " +
+				"(the verdict processor dropped them, reason " + dropNoTurn + "): someone was talking to Pippa and the phone's reports are not reaching home " +
+				"(its exporter refused or offline, the tunnel for OTLP down, or the app killed mid-reply). " +
+				"Those turns have no verdict until the phone's spool sends them, and they are then judged without the engine's takes.",
+			Query:    movedWithin(sel(colVerdictDropped, []matcher{eq(lReason2, dropNoTurn)}), w),
+			Op:       above,
+			Compared: true,
+			For:      "0s",
+			Severity: "warning",
 		},
 	}
 }

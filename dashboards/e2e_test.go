@@ -40,6 +40,9 @@ const (
 	// the installation reported annotationWindow before; the second launch
 	// comes once that much time has passed since the first.
 	relaunchAfter = time.Minute + 5*time.Second
+	// e2eMaxAge is the verdict processor's max_age in the test (2m in the
+	// default): how long a take waits for a turn that never comes.
+	e2eMaxAge = 20 * time.Second
 )
 
 // collector is a running `percause collector` with free loopback ports.
@@ -123,6 +126,9 @@ func withDeadExporter(t *testing.T, local []byte) []byte {
 		p := cfg["service"].(map[string]any)["pipelines"].(map[string]any)[signal].(map[string]any)
 		p["exporters"] = append(exportersOf(t, p["exporters"]), "otlphttp/down")
 	}
+	// A take whose turn never comes is dropped at max_age (reason no_turn,
+	// what PercausePhoneSilentWhileServed reads): within the test's time.
+	cfg["processors"].(map[string]any)["verdict"].(map[string]any)["max_age"] = e2eMaxAge.String()
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +162,12 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 	)
 	start := time.Now()
 	f := newFeeder(t, col.otlpURL)
+
+	// Someone talks to the engine while the phone's reports do not reach
+	// home: the engine's take of a turn whose voice.turn never comes.
+	f.take(t, context.Background(), "orphan", 0, 1)
+	must(t, f.engine.ForceFlush(context.Background()))
+	orphanAt := time.Now()
 
 	// The feeder's clean installation launches first: its second launch (a
 	// reboot) comes at the end, annotationWindow later.
@@ -211,6 +223,24 @@ func TestEveryQueryAgainstARealPipeline(t *testing.T) {
 				t.Errorf("%s: %s by primary cause is %v, the lab's verdicts %v", r.scenario, promTurns, got, want)
 			}
 		}
+	})
+
+	t.Run("a phone silent while its engine serves it reaches Alertmanager", func(t *testing.T) {
+		var firing time.Time
+		testenv.WaitFor(t, e2eMaxAge+2*time.Minute, AlertPhoneSilent+" in Alertmanager", func() bool {
+			alerts, err := am.Alerts()
+			if err != nil {
+				return false
+			}
+			for _, a := range alerts {
+				if a.Labels["alertname"] == AlertPhoneSilent {
+					firing = a.StartsAt
+					return true
+				}
+			}
+			return false
+		})
+		t.Logf("the orphan take to %s firing: %s (max_age %s, then a scrape and an evaluation)", AlertPhoneSilent, firing.Sub(orphanAt).Round(100*time.Millisecond), e2eMaxAge)
 	})
 
 	t.Run("the pool-reset alert reaches Alertmanager within its window", func(t *testing.T) {

@@ -240,6 +240,25 @@ func ruleCases() []ruleTest {
 				{EvalTime: "33m", Alertname: AlertReconnectingFired},
 			},
 		},
+		{
+			// The processor's drop counter is born at its first drop (1),
+			// as every reason of it is: the first turn the phone never
+			// reported is told, and so is a later one after a quiet window;
+			// other reasons (a duplicate span, a take without an ID) are not.
+			Name: "the engine served turns whose phone never reported (a drop counter born at 1); other drops are quiet",
+			InputSeries: []series{
+				{Series: `otelcol_processor_verdict_dropped_total{processor="verdict",reason="duplicate_span"}`, Values: "1+1x40"},
+				{Series: `otelcol_processor_verdict_dropped_total{processor="verdict",reason="no_turn"}`, Values: "_x10 1x20 2x10"},
+			},
+			AlertRuleTests: []alertCase{
+				{EvalTime: "5m", Alertname: AlertPhoneSilent},
+				{EvalTime: "11m", Alertname: AlertPhoneSilent, ExpAlerts: []expAlert{fires(AlertPhoneSilent, nil)}},
+				{EvalTime: "19m", Alertname: AlertPhoneSilent, ExpAlerts: []expAlert{fires(AlertPhoneSilent, nil)}},
+				{EvalTime: "25m", Alertname: AlertPhoneSilent},
+				{EvalTime: "31m", Alertname: AlertPhoneSilent, ExpAlerts: []expAlert{fires(AlertPhoneSilent, nil)}},
+				{EvalTime: "45m", Alertname: AlertPhoneSilent},
+			},
+		},
 	}
 }
 

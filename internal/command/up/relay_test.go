@@ -255,6 +255,8 @@ func TestMessages(t *testing.T) {
 		{"state-firing", alertOf(dashboards.AlertLiveCountGrowing, statusFiring, map[string]string{labelInstallation: stateInstallation}, stateFired)},
 		{"reconnecting-firing", alertOf(dashboards.AlertReconnectingFired, statusFiring, map[string]string{labelInstallation: poolInstallation}, fired)},
 		{"synthesis-firing", alertOf(dashboards.AlertSynthesisTooSlow, statusFiring, map[string]string{"service_instance_id": "engine-launch-1"}, fired)},
+		{"phone-silent-firing", alertOf(dashboards.AlertPhoneSilent, statusFiring, nil, fired)},
+		{"phone-silent-resolved", alertOf(dashboards.AlertPhoneSilent, statusResolved, nil, fired)},
 	}
 	for _, format := range []string{FormatNtfy, FormatJSON} {
 		tg := newTarget(t)
