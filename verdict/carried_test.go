@@ -43,7 +43,7 @@ func TestEveryCarriedReadingArrives(t *testing.T) {
 
 	joined := ptrace.NewTraces()
 	AppendTrace(joined, tr)
-	var again *Turn
+	var again *TurnReadings
 	for res, s := range Spans(joined) {
 		if s.Name() == semconv.SpanVoiceTurn {
 			again = ReadTurn(res, s)

@@ -170,7 +170,7 @@ const maxAssumedBytes = 256
 // appendAssumed repeats what the lines connector assumed of the turn where
 // its lines left it open (semconv.LinesAssumed, on the turn's resource):
 // the sentences it gives, each bounded, at most MaxProblems of them.
-func appendAssumed(parts []string, turn *Turn) []string {
+func appendAssumed(parts []string, turn *TurnReadings) []string {
 	if turn == nil {
 		return parts
 	}
@@ -223,7 +223,7 @@ func forcedSentence(p *Trace, t *turnView, forced Forced, c *Rules) string {
 
 // micOpen returns the microphone-open total (the reported total, or the sum
 // of the stages when the total is absent) and its slowest stage.
-func micOpen(t *Turn) (total float64, stage string, slowest float64, ok bool) {
+func micOpen(t *TurnReadings) (total float64, stage string, slowest float64, ok bool) {
 	if t.HasGrant && t.ListenGrant >= slowest {
 		stage, slowest = semconv.StageGrant, t.ListenGrant
 	}

@@ -36,7 +36,7 @@ type LiveCount struct {
 
 // PastOf is what a later turn of the launch reads of t: its tally and its
 // live counts as they stood at its end.
-func PastOf(t *Turn) PastTurn {
+func PastOf(t *TurnReadings) PastTurn {
 	p := PastTurn{Index: t.Index}
 	if t.HasPoolResets {
 		p.Pool = Some(t.PoolResets)
@@ -74,7 +74,7 @@ func (p *PastTurn) live(kind string) (int64, bool) {
 
 // CarriesHistory reports whether the turn carries the history the
 // cross-turn rules read (the Go SDK's turns after a launch's first).
-func (t *Turn) CarriesHistory() bool {
+func (t *TurnReadings) CarriesHistory() bool {
 	if t.HasPoolBefore {
 		return true
 	}
@@ -92,16 +92,16 @@ func (t *Turn) CarriesHistory() bool {
 // make a rule of: a tally above 0 (a tally of 0 never moved), or a live
 // count of at least rising (a count that rose on each of the last rising
 // turns from 0 or more is at least that).
-func (t *Turn) NeedsEarlier(rising int) bool {
+func (t *TurnReadings) NeedsEarlier(rising int) bool {
 	if t.Index <= 1 || t.CarriesHistory() {
 		return false
 	}
 	return t.poolReadsEarlier() || t.liveReadsEarlier(rising)
 }
 
-func (t *Turn) poolReadsEarlier() bool { return t.HasPoolResets && t.PoolResets > 0 }
+func (t *TurnReadings) poolReadsEarlier() bool { return t.HasPoolResets && t.PoolResets > 0 }
 
-func (t *Turn) liveReadsEarlier(rising int) bool {
+func (t *TurnReadings) liveReadsEarlier(rising int) bool {
 	for _, ls := range t.Live {
 		if ls.Series[len(ls.Series)-1] >= int64(rising) {
 			return true
@@ -128,7 +128,7 @@ type crossTurn struct {
 
 // readCrossTurn joins the turn's own history with what the holder kept,
 // the turn's own winning.
-func readCrossTurn(t *Turn, e *Earlier, rising int) crossTurn {
+func readCrossTurn(t *TurnReadings, e *Earlier, rising int) crossTurn {
 	var x crossTurn
 	if e != nil {
 		x.began = e.Began

@@ -92,7 +92,7 @@ func AppendTrace(td ptrace.Traces, t *Trace) {
 
 // appendTurnSpan writes the voice.turn's readings as the span's
 // attributes and events.
-func appendTurnSpan(s ptrace.Span, id pcommon.TraceID, t *Turn) {
+func appendTurnSpan(s ptrace.Span, id pcommon.TraceID, t *TurnReadings) {
 	s.SetTraceID(id)
 	s.SetSpanID(t.SpanID)
 	s.SetName(semconv.SpanVoiceTurn)
@@ -150,7 +150,7 @@ func appendTurnSpan(s ptrace.Span, id pcommon.TraceID, t *Turn) {
 
 // outputsOf is the route outputs that read back as the turn's: those it
 // carries, and its first Bluetooth output when that came past them.
-func outputsOf(t *Turn) []string {
+func outputsOf(t *TurnReadings) []string {
 	if semconv.IsBluetoothPort(t.BTOutput) && !slices.Contains(t.Outputs, t.BTOutput) {
 		return append(slices.Clone(t.Outputs), t.BTOutput)
 	}

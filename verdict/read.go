@@ -16,7 +16,7 @@ import (
 // ReadTurn extracts a voice.turn span's readings. The resource is cloned
 // because the verdict span is emitted under the phone's resource later, when
 // the batch that carried the turn is long gone.
-func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
+func ReadTurn(res pcommon.Resource, span ptrace.Span) *TurnReadings {
 	own := pcommon.NewResource()
 	res.CopyTo(own)
 	return ReadTurnUnder(own, span)
@@ -26,11 +26,11 @@ func ReadTurn(res pcommon.Resource, span ptrace.Span) *Turn {
 // copy, which the turn keeps as it is: the turns of one batch read under
 // one resource share one copy. Nothing changes a turn's resource once
 // read.
-func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *Turn {
+func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *TurnReadings {
 	attrs := span.Attributes()
 	r := attrReader{attrs: attrs, what: semconv.SpanVoiceTurn}
 	r.carry()
-	t := &Turn{SpanID: span.SpanID(), Units: -1, Resource: own}
+	t := &TurnReadings{SpanID: span.SpanID(), Units: -1, Resource: own}
 
 	t.EndTime = span.EndTimestamp()
 	// No rule reads them, but a negative or impossible one is bad input
@@ -61,7 +61,7 @@ func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *Turn {
 // readRoute reads the turn's audio route: its outputs, whether one is
 // Bluetooth (said, or known from an output's port), and its route change
 // events, each list bounded.
-func (t *Turn) readRoute(r *attrReader, span ptrace.Span) {
+func (t *TurnReadings) readRoute(r *attrReader, span ptrace.Span) {
 	bt, hasBT := r.boolean(semconv.RouteBluetooth)
 	for _, o := range r.strings(semconv.RouteOutputs) {
 		if len(t.Outputs) < MaxOutputs {
@@ -99,7 +99,7 @@ func (t *Turn) readRoute(r *attrReader, span ptrace.Span) {
 
 // readPool reads the pool's tally since launch and the history the turn
 // carries of it, if any.
-func (t *Turn) readPool(r *attrReader) {
+func (t *TurnReadings) readPool(r *attrReader) {
 	t.PoolResets, t.HasPoolResets = r.count(semconv.PoolResets)
 	t.PoolBefore, t.HasPoolBefore = r.count(semconv.PoolResetsBefore)
 	if t.HasPoolResets && t.HasPoolBefore && t.PoolResets < t.PoolBefore {

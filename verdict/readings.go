@@ -29,8 +29,8 @@ const MaxLiveKinds = 32
 // MaxRouteChanges bounds the route changes a turn keeps.
 const MaxRouteChanges = 16
 
-// Turn is what the rules need from a voice.turn span.
-type Turn struct {
+// TurnReadings is what the rules need from a voice.turn span.
+type TurnReadings struct {
 	SpanID   pcommon.SpanID
 	Resource pcommon.Resource
 	Index    int64

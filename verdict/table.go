@@ -34,7 +34,7 @@ import (
 // TurnReading of exporters/textlines/read.go, a Fields bit) and the row
 // of the line's table in instr/semconv/markdown.go, its attribute in the
 // lines connector (components/linesconnector/spans.go), its reader here
-// (readings.go: Turn; read.go: ReadTurnUnder), the joined form
+// (readings.go: TurnReadings; read.go: ReadTurnUnder), the joined form
 // (joined.go), the stored codec
 // (processors/verdictprocessor/internal/persist/trace_codec.go, a new
 // codec version when the stored form changes), and, when a reader of
@@ -137,7 +137,7 @@ func needsTake(u *Unit, c *Rules) bool {
 // kept in index order, the totals every rule may read, and the bad input
 // found while reading them.
 type turnView struct {
-	turn      *Turn
+	turn      *TurnReadings
 	units     []Unit
 	underruns int64   // over every unit
 	underran  int     // the units whose underrun can be read

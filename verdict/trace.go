@@ -13,7 +13,7 @@ import (
 // spans.
 type Trace struct {
 	ID   pcommon.TraceID
-	Turn *Turn
+	Turn *TurnReadings
 	// ExtraTurns counts further voice.turn spans (other span IDs) in the
 	// trace: bad input, reported as such.
 	ExtraTurns int
@@ -36,7 +36,7 @@ const (
 
 // AddTurn adds a voice.turn span's readings. It returns "" when the trace
 // changed, else why not (a drop reason).
-func (t *Trace) AddTurn(r *Turn) string {
+func (t *Trace) AddTurn(r *TurnReadings) string {
 	switch {
 	case t.Turn == nil:
 		if t.HasSpan(r.SpanID) {

@@ -12,7 +12,7 @@ import (
 // arrived, the units added in the order given.
 func underranTurn(order []int64) *Trace {
 	c := DefaultRules()
-	p := &Trace{Turn: &Turn{Index: 2, Units: int64(len(order)), Resource: pcommon.NewResource()}}
+	p := &Trace{Turn: &TurnReadings{Index: 2, Units: int64(len(order)), Resource: pcommon.NewResource()}}
 	for _, i := range order {
 		id := fmt.Sprintf("t%d", i)
 		p.AddUnit(&Unit{SpanID: pcommon.SpanID{byte(i)}, Index: i, TakeID: id, Underruns: 1, Silent: 0.2, Cushion: 1}, &c)

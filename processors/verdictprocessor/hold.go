@@ -33,7 +33,7 @@ const (
 type observation struct {
 	traceID pcommon.TraceID
 	kind    obsKind
-	turn    *verdict.Turn
+	turn    *verdict.TurnReadings
 	at      int32
 }
 

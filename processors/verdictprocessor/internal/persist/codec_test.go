@@ -97,7 +97,7 @@ func sampleTrace() *verdict.Trace {
 	res := pcommon.NewResource()
 	res.Attributes().PutStr(semconv.ServiceName, semconv.ServicePhone)
 	res.Attributes().PutStr(semconv.AppInstallationID, "install-1")
-	return &verdict.Trace{ID: pcommon.TraceID{0xAA, 1}, Turn: &verdict.Turn{SpanID: pcommon.SpanID{0xCC, 1}, Resource: res, Units: 3, Index: 2, Link: "wifi",
+	return &verdict.Trace{ID: pcommon.TraceID{0xAA, 1}, Turn: &verdict.TurnReadings{SpanID: pcommon.SpanID{0xCC, 1}, Resource: res, Units: 3, Index: 2, Link: "wifi",
 		Live:         []verdict.LiveSeries{{Kind: "players", Series: []int64{1, 2, 3}}},
 		RouteChanges: []verdict.RouteChange{{At: 1.5, Reason: "new_device_available"}},
 		PoolResets:   2, HasPoolResets: true, EndTime: 1796025601001000000, Outputs: []string{"bluetooth_a2dp"}},

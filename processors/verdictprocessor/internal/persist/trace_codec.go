@@ -72,7 +72,7 @@ func encodeTrace(b []byte, t *verdict.Trace, rs []byte) []byte {
 
 // writeTurnV4 is version 3's turn and its uptimes, which a launch's
 // boundaries read (docs/decisions/0249).
-func writeTurnV4(e *compact.Encoder, t *verdict.Turn) {
+func writeTurnV4(e *compact.Encoder, t *verdict.TurnReadings) {
 	writeTurnV3(e, t)
 	e.Bool(t.AppUptime.OK)
 	e.Float(t.AppUptime.V)
@@ -80,7 +80,7 @@ func writeTurnV4(e *compact.Encoder, t *verdict.Turn) {
 	e.Float(t.DeviceUptime.V)
 }
 
-func writeTurnV3(e *compact.Encoder, t *verdict.Turn) {
+func writeTurnV3(e *compact.Encoder, t *verdict.TurnReadings) {
 	e.Int(t.Index)
 	e.Str(t.Link)
 	e.Bool(t.Stutter)
@@ -145,11 +145,11 @@ func readTraceV4(d *compact.Decoder, t *verdict.Trace) []byte {
 	return readTrace(d, t, readTurnV4)
 }
 
-func readTrace(d *compact.Decoder, t *verdict.Trace, readTurn func(d *compact.Decoder, t *verdict.Turn)) []byte {
+func readTrace(d *compact.Decoder, t *verdict.Trace, readTurn func(d *compact.Decoder, t *verdict.TurnReadings)) []byte {
 	copy(t.ID[:], d.Raw(len(t.ID)))
 	var rs []byte
 	if d.Bool() {
-		tr := &verdict.Turn{}
+		tr := &verdict.TurnReadings{}
 		tr.SpanID = d.Span()
 		rs = d.Bytes(compact.MaxResource)
 		if d.Err == nil {
@@ -176,13 +176,13 @@ func readTrace(d *compact.Decoder, t *verdict.Trace, readTurn func(d *compact.De
 	return rs
 }
 
-func readTurnV4(d *compact.Decoder, t *verdict.Turn) {
+func readTurnV4(d *compact.Decoder, t *verdict.TurnReadings) {
 	readTurnV3(d, t)
 	t.AppUptime = verdict.Opt[float64]{OK: d.Bool(), V: d.Float()}
 	t.DeviceUptime = verdict.Opt[float64]{OK: d.Bool(), V: d.Float()}
 }
 
-func readTurnV3(d *compact.Decoder, t *verdict.Turn) {
+func readTurnV3(d *compact.Decoder, t *verdict.TurnReadings) {
 	t.Index = d.Int()
 	t.Link = d.Str()
 	t.Stutter = d.Bool()
