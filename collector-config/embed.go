@@ -24,7 +24,9 @@ var Local []byte
 
 // Environment variables local.yaml reads, each with a loopback or relative
 // default, so the demo, the lab and the tests can run a collector on free
-// ports and a folder of their own.
+// ports and a folder of their own. Their defaults and meanings are in the
+// one table of internal/leaf/envvars, which `percause collector --help`
+// and docs/environment.md are written from.
 const (
 	EnvOTLPEndpoint   = "PERCAUSE_OTLP_ENDPOINT"   // OTLP/HTTP in, host:port (127.0.0.1:4318)
 	EnvPromEndpoint   = "PERCAUSE_PROM_ENDPOINT"   // Prometheus metrics out, host:port (127.0.0.1:9464)

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/plural"
 	"github.com/percause/percause/lab/phone"
 	"github.com/percause/percause/lab/scenario"
 	"github.com/percause/percause/lab/verdicts"
@@ -239,11 +240,15 @@ func (t *TurnResult) judge() {
 	switch e.Missed {
 	case scenario.MissedSome:
 		if t.Readings.ChecksFailed == 0 {
-			why = append(why, fmt.Sprintf("all %d progress checks answered, expected some to fail", t.Readings.Checks))
+			all := ""
+			if t.Readings.Checks > 1 {
+				all = "all "
+			}
+			why = append(why, fmt.Sprintf("%s%s answered, expected some to fail", all, plural.N(t.Readings.Checks, "progress check")))
 		}
 	case scenario.MissedNone:
 		if t.Readings.ChecksFailed > 0 {
-			why = append(why, fmt.Sprintf("%d of %d progress checks failed, expected none", t.Readings.ChecksFailed, t.Readings.Checks))
+			why = append(why, fmt.Sprintf("%d of %s failed, expected none", t.Readings.ChecksFailed, plural.N(t.Readings.Checks, "progress check")))
 		}
 	}
 	for _, s := range scenario.Strict {

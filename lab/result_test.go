@@ -30,6 +30,8 @@ func TestJudge(t *testing.T) {
 			Readings{LinkStatuses: []string{semconv.LinkStatusUnreachable}}, "device_offline never shown (shown: unreachable)"},
 		{"checks should fail", scenario.Expect{Missed: scenario.MissedSome}, nil, ok, "all 3 progress checks answered"},
 		{"checks should answer", scenario.Expect{Missed: scenario.MissedNone}, nil, Readings{Checks: 3, ChecksFailed: 1}, "1 of 3 progress checks failed"},
+		{"one check should fail", scenario.Expect{Missed: scenario.MissedSome}, nil, Readings{Checks: 1}, "1 progress check answered, expected some to fail"},
+		{"one check should answer", scenario.Expect{Missed: scenario.MissedNone}, nil, Readings{Checks: 1, ChecksFailed: 1}, "1 of 1 progress check failed"},
 		{"a wait shown where injected", scenario.Expect{Waits: []string{semconv.LinkStatusNotSent}}, nil,
 			Readings{LinkStatuses: []string{semconv.LinkStatusNotSent, semconv.LinkStatusOK}}, ""},
 		{"a wait missing", scenario.Expect{Waits: []string{semconv.LinkStatusMicOpening}}, nil,

@@ -63,7 +63,7 @@ service:
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:4318", "where to listen for OTLP/HTTP (host:port; loopback unless you mean otherwise)")
+	listen := fs.String("listen", "127.0.0.1:4318", "where to listen for OTLP/HTTP, `HOST:PORT` (loopback unless you mean otherwise)")
 	asJSON := fs.Bool("json", false, "one JSON object per report")
 	turns := fs.Int("turns", 0, "stop after reporting this many turns (0: until interrupted)")
 	wait := fs.Duration("verdict-wait", 5*time.Second, "how long a turn waits for its units and takes (the verdict processor's wait)")

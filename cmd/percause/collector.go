@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 
 	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/internal/assembly/distro"
+	"github.com/percause/percause/internal/leaf/envvars"
 )
 
 // version is the distribution's version, set at link time
@@ -63,6 +65,13 @@ func runCollectorTo(ctx context.Context, args []string, stdout, stderr io.Writer
 	cmd.SetErr(stderr)
 	cmd.SilenceErrors = true // reported once, below
 	markUsageErrors(cmd)
+	addEnvironmentHelp(cmd)
+	if sub := subcommandOf(args); (sub == "" || sub == "validate") && !asksHelp(args) && !slices.Contains(args, "--version") && !slices.Contains(args, "-v") {
+		if err := checkListWords(os.Getenv, args, defaults); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", distro.Command, err)
+			return exitFailed
+		}
+	}
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", distro.Command, err)
 		var ue usageError
@@ -82,6 +91,48 @@ func runCollectorTo(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	return 0
+}
+
+// addEnvironmentHelp ends the collector's own help (not its subcommands')
+// with the PERCAUSE_* variables it reads, from envvars' table.
+func addEnvironmentHelp(cmd *cobra.Command) {
+	help := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		help(c, args)
+		if c == cmd {
+			envvars.Help(c.OutOrStdout(), "collector")
+		}
+	})
+}
+
+// checkListWords refuses, before the collector starts or validates, a word
+// that a list-valued variable the configuration reads does not accept (a
+// misspelt exporter in PERCAUSE_FORWARD_EXPORTERS): the collector's own
+// error would name the pipeline, not the variable and its words. The
+// configurations are the --config files and inline yaml: sources, else
+// the embedded default; one that cannot be read is left to the collector.
+func checkListWords(getenv func(string) string, args, defaults []string) error {
+	uris := configURIs(args)
+	if len(uris) == 0 {
+		uris = defaults
+	}
+	var configs [][]byte
+	for _, u := range uris {
+		scheme, rest, ok := strings.Cut(u, ":")
+		switch {
+		case ok && scheme == "yaml":
+			configs = append(configs, []byte(rest))
+		case ok && scheme == "file":
+			if b, err := os.ReadFile(rest); err == nil {
+				configs = append(configs, b)
+			}
+		case !ok || len(scheme) == 1: // a path (C:\… on Windows)
+			if b, err := os.ReadFile(u); err == nil {
+				configs = append(configs, b)
+			}
+		}
+	}
+	return envvars.CheckRead(getenv, configs...)
 }
 
 // usageError is an error of how the collector was asked (an unknown

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/internal/leaf/envvars"
 )
 
 func init() {
@@ -38,6 +39,7 @@ func runDashboardsTo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Regenerates ROOT/dashboards/generated: the dashboards, alert rules and provisioning. Files there that it did")
 		fmt.Fprintln(stderr, "not generate are left alone.")
 		fs.PrintDefaults()
+		envvars.Help(stderr, "dashboards")
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code

@@ -11,6 +11,8 @@ import (
 	"sort"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/envvars"
+	"github.com/percause/percause/internal/leaf/plural"
 	"github.com/percause/percause/lab"
 	"github.com/percause/percause/lab/scenario"
 )
@@ -36,6 +38,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Starts the collector on the embedded default config (loopback only), a lab engine and a lab phone,")
 		fmt.Fprintln(stderr, "runs every scenario and prints one line per turn: scenario, expected cause, verdict, evidence.")
 		fset.PrintDefaults()
+		envvars.Help(stderr, "demo")
 	}
 	if code, ok := parseFlags(fset, args, stderr); !ok {
 		return code
@@ -74,8 +77,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, lab.WithCollector(col.OTLP, col.VerdictFile))
 	}
 
-	fmt.Fprintf(stdout, "percause demo: %d scenarios at %g× time (a person-second lasts %.0f ms)\n",
-		len(scenario.All), lf.scale, 1000/lf.scale)
+	fmt.Fprintf(stdout, "percause demo: %s at %g× time (a person-second lasts %.0f ms)\n",
+		plural.N(len(scenario.All), "scenario"), lf.scale, 1000/lf.scale)
 	opts = append(opts, lab.WithTurnHook(func(t lab.TurnResult) {
 		fmt.Fprintf(stdout, "  ran %-14s turn %d  trace %s\n", t.Scenario, t.Turn, t.TraceID)
 	}))
@@ -142,8 +145,8 @@ func printDemo(w io.Writer, res *lab.Result, prom, page, verdictFile string, kep
 	fmt.Fprintln(w)
 	fmt.Fprint(w, demoLegend)
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "%d turns: %d as expected, %d mismatched; %.1f s\n",
-		len(res.Turns), len(res.Turns)-res.Mismatches(), res.Mismatches(), res.Wall.Seconds())
+	fmt.Fprintf(w, "%s: %d as expected, %d mismatched; %.1f s\n",
+		plural.N(len(res.Turns), "turn"), len(res.Turns)-res.Mismatches(), res.Mismatches(), res.Wall.Seconds())
 	if prom != "" && !held {
 		fmt.Fprintln(w, "where to look (the verdict page and the metrics endpoint stay up only with --hold; without it they stop when the demo exits):")
 	} else {

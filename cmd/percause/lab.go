@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/percause/percause/internal/leaf/envvars"
+	"github.com/percause/percause/internal/leaf/plural"
 	"github.com/percause/percause/lab"
 	"github.com/percause/percause/lab/scenario"
 )
@@ -34,9 +36,9 @@ type labFlags struct {
 
 func (f *labFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.scale, "scale", lab.DefaultScale, "person-seconds per wall second (5: five seconds of a person's time in one; higher is quicker and more sensitive to a busy machine)")
-	fs.StringVar(&f.otlp, "otlp", "", "OTLP/HTTP base URL of a running collector (default: start `percause collector` on the embedded config)")
-	fs.StringVar(&f.verdicts, "verdicts", "", "the running collector's verdict file (with --otlp)")
-	fs.StringVar(&f.workDir, "work-dir", "", "keep spools and the collector's data here (default: a temporary folder)")
+	fs.StringVar(&f.otlp, "otlp", "", "OTLP/HTTP base `URL` of a running collector (default: start percause collector on the embedded config)")
+	fs.StringVar(&f.verdicts, "verdicts", "", "the running collector's verdict `FILE` (with --otlp)")
+	fs.StringVar(&f.workDir, "work-dir", "", "keep spools and the collector's data in `DIR` (default: a temporary folder)")
 }
 
 // options checks the flags and turns them into lab options; the collector
@@ -64,6 +66,13 @@ func (f *labFlags) options() ([]lab.Option, error) {
 	return opts, nil
 }
 
+// mismatchLine says how many of the turns differ from their scenario's
+// expectation: "1 of 1 turn differs from its scenario's expectation".
+func mismatchLine(n, turns int) string {
+	return fmt.Sprintf("%d of %s %s from %s scenario's expectation", n, plural.N(turns, "turn"),
+		plural.Word(n, "differs", "differ"), plural.Word(n, "its", "their"))
+}
+
 func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: percause lab run --scenario NAME|all [--json] [--scale F] [--otlp URL --verdicts FILE]")
@@ -72,6 +81,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "run" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			usage()
+			envvars.Help(stderr, "lab")
 			return exitOK
 		}
 		if len(args) > 0 {
@@ -86,7 +96,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	lf.register(fs)
 	name := fs.String("scenario", "", "the scenario to run, or all")
 	asJSON := fs.Bool("json", false, "print one JSON object per turn")
-	fs.Usage = func() { usage(); fs.PrintDefaults() }
+	fs.Usage = func() { usage(); fs.PrintDefaults(); envvars.Help(stderr, "lab") }
 	if code, ok := parseFlags(fs, args[1:], stderr); !ok {
 		return code
 	}
@@ -127,7 +137,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if n := res.Mismatches(); n > 0 {
-		fmt.Fprintf(stderr, "lab run: %d of %d turns differ from their scenario's expectation\n", n, len(res.Turns))
+		fmt.Fprintf(stderr, "lab run: %s\n", mismatchLine(n, len(res.Turns)))
 		return 1
 	}
 	return 0

@@ -27,7 +27,9 @@ import (
 	"github.com/percause/percause/exporters/textlines"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/assembly/inproc"
+	"github.com/percause/percause/internal/leaf/envvars"
 	"github.com/percause/percause/internal/leaf/freeport"
+	"github.com/percause/percause/internal/leaf/plural"
 	"github.com/percause/percause/internal/page/dayreport"
 	"github.com/percause/percause/internal/page/verdictpage"
 )
@@ -107,6 +109,7 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "phone.log.2.gz) are read oldest first, whatever order they are named in. --html FILE also writes the day")
 		fmt.Fprintln(stderr, "as the verdict page. Exit 1 when a tagged line was refused or no [voice-turn] line was found.")
 		fs.PrintDefaults()
+		envvars.Help(stderr, "lines")
 	}
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -183,7 +186,7 @@ func runLines(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // none to give.
 func linesExit(t *lineTally, stderr io.Writer) int {
 	if n := t.refused(); n > 0 {
-		fmt.Fprintf(stderr, "lines: %d tagged lines refused (above, with their file, line and faults)\n", n)
+		fmt.Fprintf(stderr, "lines: %s refused (above, with %s file, line and faults)\n", plural.N(n, "tagged line"), plural.Word(n, "its", "their"))
 		return 1
 	}
 	if t.TurnLines == 0 {
@@ -193,7 +196,7 @@ func linesExit(t *lineTally, stderr io.Writer) int {
 			case f.Skipped != "":
 				parts = append(parts, f.Name+" ("+f.Skipped+")")
 			default:
-				parts = append(parts, fmt.Sprintf("%s (%d lines)", f.Name, f.Read))
+				parts = append(parts, fmt.Sprintf("%s (%s)", f.Name, plural.N(f.Read, "line")))
 			}
 		}
 		fmt.Fprintf(stderr, "lines: no [voice-turn] line in %s\n", strings.Join(parts, ", "))

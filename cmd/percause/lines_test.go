@@ -375,7 +375,7 @@ func TestLinesExitCodes(t *testing.T) {
 		{"turns read", map[string][]byte{"phone.log": []byte(goodTurn), "engine.log": []byte(goodTake)},
 			[]string{"phone.log", "engine.log"}, nil, 0, ""},
 		{"a refused line", map[string][]byte{"phone.log": []byte(goodTurn + "[voice-turn] turn=x units=2 gaps=0.10\n")},
-			[]string{"phone.log"}, nil, 1, "lines: 1 tagged lines refused"},
+			[]string{"phone.log"}, nil, 1, "lines: 1 tagged line refused"},
 		{"an empty file", map[string][]byte{"phone.log": nil},
 			[]string{"phone.log"}, nil, 1, "lines: no [voice-turn] line in phone.log (empty)"},
 		{"a binary file", map[string][]byte{"phone.bin": binary},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/exporters/textlines"
+	"github.com/percause/percause/internal/leaf/plural"
 )
 
 // What `percause lines` reads: the files in the order their lines were
@@ -405,8 +406,8 @@ func (t *lineTally) write(w io.Writer) error {
 		files = append(files, s)
 	}
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "lines: %d read (%s): %d turn lines, %d take lines, %d refused, %d not ours\n",
-		t.Read, strings.Join(files, ", "), t.TurnLines, t.TakeLines, t.refused(), t.NotOurs)
+	fmt.Fprintf(b, "lines: %d read (%s): %s, %s, %d refused, %d not ours\n",
+		t.Read, strings.Join(files, ", "), plural.N(t.TurnLines, "turn line"), plural.N(t.TakeLines, "take line"), t.refused(), t.NotOurs)
 	if n := t.refused(); n > 0 {
 		var parts []string
 		for _, r := range textlines.Reasons {
@@ -417,7 +418,7 @@ func (t *lineTally) write(w io.Writer) error {
 		fmt.Fprintf(b, "refused: %s (each on standard error, with its file, line and faults)\n", strings.Join(parts, ", "))
 	}
 	if t.NULRuns > 0 {
-		fmt.Fprintf(b, "skipped: %d runs of NUL bytes (each on standard error, with its file and line)\n", t.NULRuns)
+		fmt.Fprintf(b, "skipped: %s of NUL bytes (each on standard error, with its file and line)\n", plural.N(t.NULRuns, "run"))
 	}
 	if len(t.Unknown) > 0 {
 		names := make([]string, 0, len(t.Unknown))

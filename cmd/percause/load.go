@@ -16,6 +16,8 @@ import (
 
 	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/internal/command/load"
+	"github.com/percause/percause/internal/leaf/envvars"
+	"github.com/percause/percause/internal/leaf/plural"
 )
 
 func init() {
@@ -33,8 +35,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o load.Options
 	var t load.Target
-	otlp := fs.String("otlp", "", "a running collector's OTLP/HTTP base URL, e.g. http://127.0.0.1:4318 (default: start one on the embedded config in a temporary folder)")
-	fs.StringVar(&t.PromURL, "prom", "", "its Prometheus endpoint, e.g. http://127.0.0.1:9464/metrics, to check the counts (with --otlp)")
+	otlp := fs.String("otlp", "", "a running collector's OTLP/HTTP base `URL`, e.g. http://127.0.0.1:4318 (default: start one on the embedded config in a temporary folder)")
+	fs.StringVar(&t.PromURL, "prom", "", "its Prometheus endpoint `URL`, e.g. http://127.0.0.1:9464/metrics, to check the counts (with --otlp)")
 	fs.IntVar(&t.Pid, "pid", 0, "its process id, to report CPU per span and memory (with --otlp)")
 	fs.StringVar(&t.Token, "token", "", "a bearer token to send (a collector behind bearertokenauth)")
 	fs.IntVar(&o.Installations, "installations", 100, "phones sending turns")
@@ -48,11 +50,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compare := fs.Bool("compare", false, "start the default collector, a stock pass-through (OTLP → batch → debug) and a durable stock peer (OTLP → otlphttp with a file_storage sending queue, to a sink served here) and compare their CPU per span and request latency on the same turns")
 	compareFsync := fs.Bool("compare-fsync", false, "start the default collector twice, file_storage's fsync on and off (PERCAUSE_FSYNC), and compare their CPU per span and request latency on the same turns")
 	rounds := fs.Int("rounds", 12, "with --compare or --compare-fsync: rounds rotating which collector goes first (a multiple of the collectors, 3 or 2, lets each go first as often)")
-	baseline := fs.String("baseline", "", "with --compare: also start another percause `binary` (an earlier build) on its own embedded default, measured beside the others")
-	variants := fs.String("variant", "", "with --compare: also start this build on the embedded default with a configuration `file` layered over it (comma-separated, one collector each; collector-config/variants/ holds some), each named by its file and measured beside the others, its counts not checked: what a part or a setting costs, in one run")
+	baseline := fs.String("baseline", "", "with --compare: also start another percause binary, `BIN` (an earlier build) on its own embedded default, measured beside the others")
+	variants := fs.String("variant", "", "with --compare: also start this build on the embedded default with each configuration of `FILES` layered over it (comma-separated, one collector each; collector-config/variants/ holds some), each named by its file and measured beside the others, its counts not checked: what a part or a setting costs, in one run")
 	fs.IntVar(&o.Warmup, "warmup", 4000, "with --compare or --compare-fsync: turns sent to each collector before the first round, not measured: the default costs less over its first few thousand turns, while its counters' series fill, so a shorter warmup reads it low (from 1,000 installations a first 4,000 turns still read low: make compare warms up 10,000 at 64 senders)")
-	profile := fs.String("profile", "", "a folder to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
-	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU `profile` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit; with --turns, the turns each collector was sent in that run (its warmup's included), per span and per request sent")
+	profile := fs.String("profile", "", "a folder, `DIR`, to write each started collector's CPU profile (<name>.cpu.pprof, from start to a graceful stop) and heap profile at the end (<name>.heap.pprof) to, from the pprof extension on loopback")
+	breakdown := fs.String("breakdown", "", "print where the CPU of each CPU profile of `FILES` went (comma-separated files --profile wrote, of this build or an earlier one), by part of the collector's work, side by side, and exit; with --turns, the turns each collector was sent in that run (its warmup's included), per span and per request sent")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: percause load [--installations N] [--turns N] [--relaunch-every N] [--concurrency N] [--otlp URL --prom URL --pid N] [--compare [--variant FILE] | --compare-fsync] [--profile DIR] [--json]")
@@ -61,6 +63,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "separate requests in either order, each built to fire one known cause), retries what is refused, and")
 		fmt.Fprintln(stderr, "checks percause_turns_total by cause on the Prometheus endpoint exactly. Exits 1 if a count differs.")
 		fs.PrintDefaults()
+		envvars.Help(stderr, "load")
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -193,7 +196,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			legend += variantsLegend
 		}
 		if *rounds%len(cs) != 0 {
-			fmt.Fprintf(stderr, "load: %d rounds for %d collectors: they do not all go first equally often (a multiple of %d does)\n", *rounds, len(cs), len(cs))
+			fmt.Fprintf(stderr, "load: %s for %s: they do not all go first equally often (a multiple of %d does)\n",
+				plural.N(*rounds, "round"), plural.N(len(cs), "collector"), len(cs))
 		}
 		cmp, err := load.Compare(ctx, cs, o, *rounds)
 		if err != nil {
@@ -245,8 +249,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func printReport(w io.Writer, r load.Report) {
-	fmt.Fprintf(w, "%d turns (%d spans, %d requests) from %d installations in %d launches, %.1f s (%.0f turns/s)\n",
-		r.Turns, r.Spans, r.Requests, r.Installations, r.Launches, r.Seconds, r.TurnsPerSec)
+	fmt.Fprintf(w, "%s (%s, %s) from %s in %s, %.1f s (%.0f turns/s)\n",
+		plural.N(r.Turns, "turn"), plural.N(r.Spans, "span"), plural.N(r.Requests, "request"),
+		plural.N(r.Installations, "installation"), plural.Of(r.Launches, "launch", "launches"), r.Seconds, r.TurnsPerSec)
 	fmt.Fprintf(w, "  refused and sent again: %d; no answer and sent again: %d\n", r.Refused, r.Failed)
 	causes := make([]string, 0, len(r.Sent))
 	for c := range r.Sent {
@@ -257,7 +262,7 @@ func printReport(w io.Writer, r load.Report) {
 		fmt.Fprintf(w, "  %-10s sent %6d  counted %6.0f\n", c, r.Sent[c], r.Counted[c])
 	}
 	if r.Counted != nil {
-		fmt.Fprintf(w, "  counted every turn exactly once: %s (%d series of percause_turns_total)\n", yesNo(r.Exact), r.Series)
+		fmt.Fprintf(w, "  counted every turn exactly once: %s (%s of percause_turns_total)\n", yesNo(r.Exact), plural.Of(r.Series, "series", "series"))
 		for _, d := range r.Differences {
 			fmt.Fprintf(w, "    %s\n", d)
 		}
@@ -267,7 +272,7 @@ func printReport(w io.Writer, r load.Report) {
 		fmt.Fprintf(w, "  collector CPU %.2f µs per span; RSS %d MiB (peak %d MiB)\n", r.CPUPerSpan, r.RSS>>20, r.PeakRSS>>20)
 	}
 	if r.ProbeTurns > 0 {
-		fmt.Fprintf(w, "  %d more turns afterwards counted within %.2f s: %s\n", r.ProbeTurns, r.ProbeSeconds, yesNo(r.ProbeExact))
+		fmt.Fprintf(w, "  %d more %s afterwards counted within %.2f s: %s\n", r.ProbeTurns, plural.Word(r.ProbeTurns, "turn", "turns"), r.ProbeSeconds, yesNo(r.ProbeExact))
 	}
 	printProfiles(w, r.Profiles)
 }
@@ -480,8 +485,9 @@ func printProfiles(w io.Writer, files []string) {
 // printComparison prints a side-by-side run as a table: each collector,
 // then the first one's ratio to each other.
 func printComparison(w io.Writer, cmp load.Comparison, legend string) {
-	fmt.Fprintf(w, "%d collectors side by side: %d turns (%d spans) to each after %d to warm up, %d senders (--concurrency), %d rounds rotating which goes first\n",
-		len(cmp.Sides), cmp.Turns, cmp.Spans, cmp.Warmup, cmp.Concurrency, cmp.Rounds)
+	fmt.Fprintf(w, "%s side by side: %s (%s) to each after %d to warm up, %s (--concurrency), %s rotating which goes first\n",
+		plural.N(len(cmp.Sides), "collector"), plural.N(cmp.Turns, "turn"), plural.N(cmp.Spans, "span"), cmp.Warmup,
+		plural.N(cmp.Concurrency, "sender"), plural.N(cmp.Rounds, "round"))
 	fmt.Fprintf(w, "machine: %d CPUs, load average %.2f before, %.2f after\n", cmp.Machine.CPUs, cmp.Machine.LoadBefore, cmp.Machine.LoadAfter)
 	if cmp.Machine.CPUs > 0 && cmp.Machine.LoadBefore > float64(cmp.Machine.CPUs) {
 		fmt.Fprintln(w, "  (busy before the run: each collector's CPU is its own, but what it costs shifts with what else runs; read the ratios, and how far the rounds spread)")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/envvars"
 	"github.com/percause/percause/internal/page/dayreport"
 	"github.com/percause/percause/internal/page/verdictpage"
 )
@@ -58,6 +59,7 @@ func runTurn(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "turn's trace ID (32 hex digits, as the page's ?turn= permalink names it), with the phone's link status")
 		fmt.Fprintln(stderr, "changes during the turn. The verdict file holds every verdict and link change; the page keeps the recent ones.")
 		fs.PrintDefaults()
+		envvars.Help(stderr, "turn")
 	}
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 
 	"github.com/percause/percause/internal/command/up"
+	"github.com/percause/percause/internal/leaf/envvars"
 )
 
 func init() {
@@ -25,20 +26,6 @@ const upUsage = `usage: percause up [--prometheus PATH] [--alertmanager PATH]
 Starts, on loopback, the collector on the embedded default, a Prometheus that scrapes it and evaluates
 the generated alert rules, and an Alertmanager that sends every firing and resolved alert to
 PERCAUSE_NOTIFY_URL (an ntfy topic the phone subscribes to, or any webhook). Ctrl-C stops all three.
-
-The environment: every PERCAUSE_* setting of ` + "`percause collector`" + ` (endpoints, PERCAUSE_DATA_DIR), and
-  PERCAUSE_NOTIFY_URL             where notifications go (unset: alerts only in Alertmanager and on the page)
-  PERCAUSE_NOTIFY_TOKEN           a bearer token for it (an ntfy access token)
-  PERCAUSE_NOTIFY_FORMAT          ntfy (text and headers, the default) or json
-  PERCAUSE_PAGE_URL               the verdict page as the phone opens it, for the links (default: its loopback address)
-  PERCAUSE_PROMETHEUS_ENDPOINT    127.0.0.1:9466
-  PERCAUSE_ALERTMANAGER_ENDPOINT  127.0.0.1:9467
-  PERCAUSE_SCRAPE_INTERVAL        5s (scrape and rule evaluation)
-  PERCAUSE_ALERT_WINDOW           10m (how long a movement keeps its alert firing)
-  PERCAUSE_HEARTBEAT              10m: the phone is told within it if up or this machine goes silent (off: none)
-  PERCAUSE_RESTART_LIMIT          5 restarts of one child within 10m, then up stops and says so (0: none)
-  PERCAUSE_MUTE_URL               the relay as the phone reaches it: firing notifications get a "Mute" button
-  PERCAUSE_RELAY_ENDPOINT         where the relay listens (loopback; 127.0.0.1:9468 with PERCAUSE_MUTE_URL)
 `
 
 func runUp(ctx context.Context, args []string, getenv func(string) string, lookPath func(string) (string, error), stdout, stderr io.Writer) int {
@@ -46,7 +33,7 @@ func runUp(ctx context.Context, args []string, getenv func(string) string, lookP
 	fs.SetOutput(stderr)
 	prom := fs.String("prometheus", "", "the Prometheus binary (default: prometheus on PATH)")
 	am := fs.String("alertmanager", "", "the Alertmanager binary (default: alertmanager or prometheus-alertmanager on PATH)")
-	fs.Usage = func() { fmt.Fprint(stderr, upUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, upUsage); fs.PrintDefaults(); envvars.Help(stderr, "up") }
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

@@ -138,7 +138,7 @@ var rules = []rule{
 		name:      "the leaves",
 		from:      []string{"internal/leaf/..."},
 		forbidden: oursExcept("internal/leaf/..."),
-		why:       "internal/leaf/ holds the small parts every layer may share (the ID ring, observed counts, free ports, following a file, the loopback test): they import nothing of this module but each other",
+		why:       "internal/leaf/ holds the small parts every layer may share (the ID ring, observed counts, free ports, following a file, the loopback test, the environment's table, plurals): they import nothing of this module but each other",
 	},
 	{
 		name:      "the page",

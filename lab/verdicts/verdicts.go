@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/internal/leaf/follow"
+	"github.com/percause/percause/internal/leaf/plural"
 	"github.com/percause/percause/verdict"
 )
 
@@ -111,7 +112,8 @@ func (r *Reader) Wait(ctx context.Context, ids []string) (map[string]Verdict, er
 		}
 		select {
 		case <-ctx.Done():
-			return out, fmt.Errorf("verdicts: %d of %d turns have no verdict in %s: %w", len(ids)-len(out), len(ids), r.path, ctx.Err())
+			missing := len(ids) - len(out)
+			return out, fmt.Errorf("verdicts: %d of %s %s no verdict in %s: %w", missing, plural.N(len(ids), "turn"), plural.Word(missing, "has", "have"), r.path, ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	verdictexporter "github.com/percause/percause/components/verdictexporter"
+	"github.com/percause/percause/internal/leaf/envvars"
 	"github.com/percause/percause/internal/leaf/loopback"
 )
 
@@ -113,8 +114,23 @@ func (c *exposureCheck) Convert(_ context.Context, conf *confmap.Conf) error {
 	return errors.Join(errs...)
 }
 
-// parseAllowed reads EnvAllowUnauthenticated's list of component IDs.
+// parseAllowed reads EnvAllowUnauthenticated's list of component IDs. A
+// word that is neither an OTLP receiver's ID nor a Prometheus exporter's
+// (a misspelt "otpl") is refused by name with the words it accepts, from
+// envvars' table: ignored, it would leave the listener it meant refused,
+// or allow nothing while the user believes otherwise. The verdict page's
+// ID passes here, so that its refusal says why it cannot be allowed.
 func parseAllowed(s string) (map[component.ID]bool, error) {
+	page := verdictexporter.NewFactory().Type().String()
+	var words []string
+	for _, w := range envvars.Words(s) {
+		if typ, _, _ := strings.Cut(w, "/"); typ != page {
+			words = append(words, w)
+		}
+	}
+	if err := envvars.CheckList(EnvAllowUnauthenticated, words); err != nil {
+		return nil, err
+	}
 	allowed := map[component.ID]bool{}
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)

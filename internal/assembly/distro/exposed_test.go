@@ -114,6 +114,12 @@ func TestExposureCheck(t *testing.T) {
 			allow: "otlp", warn: []string{"names a component with no listener it allows (none beyond loopback without an authenticator) otlp"}},
 		{name: "a malformed list", otlp: httpLoopback, prom: promLoopback, pg: pageLoopback,
 			allow: "otlp/", want: []string{`PERCAUSE_ALLOW_UNAUTHENTICATED: "otlp/" is not a component ID`}},
+		{name: "a misspelt name is refused, with the names it accepts", otlp: "http: {endpoint: 0.0.0.0:4318}", prom: promLoopback, pg: pageLoopback,
+			allow: "otpl", want: []string{`PERCAUSE_ALLOW_UNAUTHENTICATED: "otpl" is not a word it accepts; it accepts otlp, prometheus`}},
+		{name: "every misspelt name is named", otlp: httpLoopback, prom: promLoopback, pg: pageLoopback,
+			allow: "otlp, promethus, jaeger", want: []string{`"promethus", "jaeger" are not words it accepts`}},
+		{name: "a named instance is a word it accepts", otlp: httpLoopback, prom: promLoopback, pg: pageLoopback,
+			allow: "otlp/phones", warn: []string{"names a component with no listener it allows (none beyond loopback without an authenticator) otlp/phones"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			core, logs := observer.New(zap.WarnLevel)

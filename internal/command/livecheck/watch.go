@@ -10,6 +10,7 @@ import (
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/leaf/follow"
+	"github.com/percause/percause/internal/leaf/plural"
 	"github.com/percause/percause/verdict"
 )
 
@@ -199,12 +200,12 @@ func (s *Summary) Add(r Report) {
 
 // WriteSummary writes what a check reported, for a person.
 func WriteSummary(w io.Writer, s Summary) error {
-	line := fmt.Sprintf("summary: %d turns reported, %d clean, %d with faults", s.Turns, s.Clean, s.Faulty)
+	line := fmt.Sprintf("summary: %s reported, %d clean, %d with faults", plural.N(s.Turns, "turn"), s.Clean, s.Faulty)
 	if s.TakesOnly > 0 {
-		line += fmt.Sprintf("; %d traces with only tts.take spans (no turn)", s.TakesOnly)
+		line += fmt.Sprintf("; %s with only tts.take spans (no turn)", plural.N(s.TakesOnly, "trace"))
 	}
 	if s.Late > 0 {
-		line += fmt.Sprintf("; %d traces with spans after their verdict", s.Late)
+		line += fmt.Sprintf("; %s with spans after %s verdict", plural.N(s.Late, "trace"), plural.Word(s.Late, "its", "their"))
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
@@ -231,7 +232,7 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	status := "clean"
 	if faults > 0 {
-		status = fmt.Sprintf("%d faults", faults)
+		status = plural.N(faults, "fault")
 	}
 	if _, err := fmt.Fprintf(w, "%s  %s\n", head, status); err != nil {
 		return err

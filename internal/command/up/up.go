@@ -15,6 +15,7 @@ import (
 
 	collectorconfig "github.com/percause/percause/collector-config"
 	"github.com/percause/percause/dashboards"
+	"github.com/percause/percause/internal/leaf/plural"
 )
 
 // What `up` writes under the data folder, beside the collector's own files.
@@ -197,8 +198,9 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 		if srv.Shutdown(sctx) != nil {
 			_ = srv.Close()
 		}
-		fmt.Fprintf(out, "stopped the relay: %d posts from Alertmanager, %d notifications sent (%d of them heartbeats), %d failed, %d posts refused\n",
-			rl.received.Load(), rl.sent.Load(), rl.beats.Load(), rl.failed.Load(), rl.refused.Load())
+		fmt.Fprintf(out, "stopped the relay: %s from Alertmanager, %s sent (%d of them %s), %d failed, %s refused\n",
+			plural.N(rl.received.Load(), "post"), plural.N(rl.sent.Load(), "notification"), rl.beats.Load(),
+			plural.Word(rl.beats.Load(), "a heartbeat", "heartbeats"), rl.failed.Load(), plural.N(rl.refused.Load(), "post"))
 	}
 	// In order: Prometheus, Alertmanager, the relay, the collector.
 	stop := func() {
@@ -319,14 +321,14 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 		diedAt := time.Now()
 		n := dead[i].add(diedAt)
 		if n > c.RestartLimit {
-			err := fmt.Errorf("%s (pid %d) exited (%v); the others are stopped: it died %d times within %s, more than the %d restarts allowed (%s). The end of %s:\n%s",
-				ch.name, ch.pid(), ch.err, n, RestartWindow, c.RestartLimit, EnvRestartLimit, ch.log, indent(ch.logTail(15)))
-			fmt.Fprintf(out, "gave up on %s: it died %d times within %s\n", ch.name, n, RestartWindow)
+			err := fmt.Errorf("%s (pid %d) exited (%v); the others are stopped: it died %s within %s, more than the %s allowed (%s). The end of %s:\n%s",
+				ch.name, ch.pid(), ch.err, plural.N(n, "time"), RestartWindow, plural.N(c.RestartLimit, "restart"), EnvRestartLimit, ch.log, indent(ch.logTail(15)))
+			fmt.Fprintf(out, "gave up on %s: it died %s within %s\n", ch.name, plural.N(n, "time"), RestartWindow)
 			stopBeat()
 			tellUp(message{Status: "gave-up", SequenceID: upSequence(c, "heartbeat"), Priority: 5, Tags: []string{"skull", "percause"},
 				Title: fmt.Sprintf("percause up on %s gave up: %s keeps dying", name, ch.name),
-				Body: fmt.Sprintf("%s died %d times within %s (last: %v) and percause up stopped everything at %s, after %d restarts in all. No alert from %s reaches you until someone starts it again; its log: %s.",
-					ch.name, n, RestartWindow, ch.err, time.Now().In(time.Local).Format("15:04:05 MST"), restarts, name, ch.log)})
+				Body: fmt.Sprintf("%s died %s within %s (last: %v) and percause up stopped everything at %s, after %s in all. No alert from %s reaches you until someone starts it again; its log: %s.",
+					ch.name, plural.N(n, "time"), RestartWindow, ch.err, time.Now().In(time.Local).Format("15:04:05 MST"), plural.N(restarts, "restart"), name, ch.log)})
 			return err
 		}
 		pause := restartPause(n)
@@ -368,8 +370,8 @@ func Run(ctx context.Context, c Config, out io.Writer) (err error) {
 		}
 		tellUp(message{Status: "restarted", SequenceID: upSequence(c, s.name), Priority: prio, Tags: []string{"recycle", "percause"},
 			Title: fmt.Sprintf("%s died on %s and was restarted (%d of %d within %s)", s.name, name, n, c.RestartLimit, RestartWindow),
-			Body: fmt.Sprintf("%s (pid %d) exited (%v) at %s; percause up started it again (pid %d) %.1f s later. After %d deaths within %s it gives up and tells you. Its log: %s.",
-				s.name, ch.pid(), ch.err, diedAt.In(time.Local).Format("15:04:05 MST"), nc.pid(), took.Seconds(), c.RestartLimit+1, RestartWindow, nc.log),
+			Body: fmt.Sprintf("%s (pid %d) exited (%v) at %s; percause up started it again (pid %d) %.1f s later. After %s within %s it gives up and tells you. Its log: %s.",
+				s.name, ch.pid(), ch.err, diedAt.In(time.Local).Format("15:04:05 MST"), nc.pid(), took.Seconds(), plural.N(c.RestartLimit+1, "death"), RestartWindow, nc.log),
 			Click: c.PageURL})
 	}
 }
@@ -396,8 +398,8 @@ func printWhere(w io.Writer, c Config, p Paths, started []*child) {
 	if c.MuteURL != "" {
 		fmt.Fprintf(w, "  mute           a firing notification's action mutes its installation for %s through the relay (%s, as the phone reaches it: %s)\n", MuteFor, c.RelayEndpoint, redact(c.MuteURL))
 	}
-	fmt.Fprintf(w, "  restarts       a child that dies is started again (pauses of 1 s doubling to 30 s); after %d restarts of one within %s up stops and says so (%s)\n",
-		c.RestartLimit, RestartWindow, EnvRestartLimit)
+	fmt.Fprintf(w, "  restarts       a child that dies is started again (pauses of 1 s doubling to 30 s); after %s of one within %s up stops and says so (%s)\n",
+		plural.N(c.RestartLimit, "restart"), RestartWindow, EnvRestartLimit)
 	switch {
 	case c.NotifyURL != "" && c.Heartbeat > 0:
 		fmt.Fprintf(w, "  heartbeat      every %s a message scheduled %s ahead replaces the last: if this machine or up goes silent, the phone is told within %s (%s)\n",

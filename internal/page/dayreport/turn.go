@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/internal/leaf/plural"
 )
 
 // One turn as `percause turn` prints it.
@@ -172,7 +173,7 @@ func writeUnderran(bw *errWriter, t Turn) {
 			}
 			need = fmt.Sprintf("need %.2f s %s cushion %.2f s", *u.Need, cmp, u.Cushion)
 		}
-		bw.printf("  unit %d, take %s: %d underruns, %.2f s silent; %s: read as %s\n", u.Unit, u.Take, u.Underruns, u.Silent, need, u.Cause)
+		bw.printf("  unit %d, take %s: %s, %.2f s silent; %s: read as %s\n", u.Unit, u.Take, plural.N(u.Underruns, "underrun"), u.Silent, need, u.Cause)
 	}
 }
 

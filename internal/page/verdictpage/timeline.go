@@ -31,6 +31,8 @@ type timeline struct {
 	Rows                                   []timelineRow
 	Causes                                 []string
 	Summary                                string
+	// Height is Max with its noun: "1 turn", "4 turns".
+	Height string
 }
 
 type bar struct {
@@ -121,6 +123,7 @@ func buildTimeline(turns []dayreport.Turn, loc *time.Location, lk links) timelin
 	}
 	maxTotal := bk.maxTotal()
 	tl.Max = niceCeil(maxTotal)
+	tl.Height = turnsOf(tl.Max)
 	tl.Step = stepName(step)
 	for i := range bk.counts {
 		tl.addBar(&bk, i, turns, lk)
