@@ -7,7 +7,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # minutes on 2 cores); every test package shares this one build via PERCAUSE_BIN.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare simulate simulate-holes dashboards semconv fuzz clean
+.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare simulate simulate-holes dashboards environment semconv fuzz clean
 
 all: lint test
 
@@ -99,6 +99,11 @@ fuzz:
 # Regenerate what is generated and committed.
 dashboards: build
 	./$(BIN) dashboards
+
+# docs/environment.md, from the one table of PERCAUSE_* variables
+# (internal/leaf/envvars).
+environment:
+	$(GO) test ./internal/leaf/envvars -run TestEnvironmentDoc -update
 
 semconv:
 	$(GO) test ./instr/semconv -run TestSemconvDoc -update
