@@ -208,7 +208,7 @@ func linesExit(t *lineTally, stderr io.Writer) int {
 // ownTimes is the turns as the table gives them: a turn whose line had no
 // time of its own was stamped when it was read, during this run, and its
 // time is left out ("-") rather than the run's.
-func ownTimes(turns []dayreport.Turn, readFrom time.Time) []dayreport.Turn {
+func ownTimes(turns []dayreport.JudgedTurn, readFrom time.Time) []dayreport.JudgedTurn {
 	out := slices.Clone(turns)
 	from := pcommon.NewTimestampFromTime(readFrom)
 	for i := range out {

@@ -114,7 +114,7 @@ func runTurn(ctx context.Context, args []string, getenv func(string) string, std
 // the files read hold (the verdicts exporter writes them beside the
 // verdicts). Only the lines that name the trace ID are decoded: the file
 // can be a hundred megabytes.
-func turnFromFile(path, trace string) (dayreport.Turn, []dayreport.LinkChange, bool, error) {
+func turnFromFile(path, trace string) (dayreport.JudgedTurn, []dayreport.LinkChange, bool, error) {
 	var links []dayreport.LinkChange
 	for i := 0; ; i++ {
 		p := path
@@ -123,10 +123,10 @@ func turnFromFile(path, trace string) (dayreport.Turn, []dayreport.LinkChange, b
 		}
 		f, err := os.Open(p)
 		if errors.Is(err, os.ErrNotExist) && i > 0 {
-			return dayreport.Turn{}, nil, false, nil
+			return dayreport.JudgedTurn{}, nil, false, nil
 		}
 		if err != nil {
-			return dayreport.Turn{}, nil, false, err
+			return dayreport.JudgedTurn{}, nil, false, err
 		}
 		t, ls, found, err := findTurn(f, trace)
 		f.Close()
@@ -137,7 +137,7 @@ func turnFromFile(path, trace string) (dayreport.Turn, []dayreport.LinkChange, b
 	}
 }
 
-func findTurn(r io.Reader, trace string) (dayreport.Turn, []dayreport.LinkChange, bool, error) {
+func findTurn(r io.Reader, trace string) (dayreport.JudgedTurn, []dayreport.LinkChange, bool, error) {
 	var lines bytes.Buffer
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
@@ -148,11 +148,11 @@ func findTurn(r io.Reader, trace string) (dayreport.Turn, []dayreport.LinkChange
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return dayreport.Turn{}, nil, false, err
+		return dayreport.JudgedTurn{}, nil, false, err
 	}
 	day, err := dayreport.Read(&lines)
 	if err != nil {
-		return dayreport.Turn{}, nil, false, err
+		return dayreport.JudgedTurn{}, nil, false, err
 	}
 	t, ok := verdictpage.Find(day.Turns, trace)
 	return t, dayreport.LinksOf(day.Links, trace), ok && t.Cause != "", nil

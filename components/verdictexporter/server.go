@@ -157,7 +157,7 @@ func (e *verdictExporter) pageFor(ctx context.Context, q verdictpage.Query) (pag
 		Budget: e.cfg.Page.PostBudget.Seconds(), Alerts: alerts, Listed: e.cfg.Page.Turns,
 	}
 	if ok {
-		p.Turns, p.Links = []dayreport.Turn{t}, links
+		p.Turns, p.Links = []dayreport.JudgedTurn{t}, links
 	}
 	return p, ok
 }

@@ -35,7 +35,7 @@ func storeKey(kind byte, s ptrace.Span) string {
 
 type keptTurn struct {
 	key  string
-	turn dayreport.Turn
+	turn dayreport.JudgedTurn
 }
 
 type keptLink struct {
@@ -208,7 +208,7 @@ func (p *pageStore) counts() (turns, links int) {
 
 // snapshot copies what the page shows of [from, now] (from zero: all kept
 // within keep.age) and the installations kept.
-func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.Turn, links []dayreport.LinkChange, installations []string, kept, keptLinks int) {
+func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.JudgedTurn, links []dayreport.LinkChange, installations []string, kept, keptLinks int) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	oldest := now.Add(-p.keep.Age)
@@ -225,7 +225,7 @@ func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.Turn, links
 	// Both are by time: what is in range is their tail, copied once.
 	lo := pcommon.NewTimestampFromTime(from)
 	ti := sort.Search(len(p.turns), func(i int) bool { return p.turns[i].turn.Start >= lo })
-	turns = make([]dayreport.Turn, 0, len(p.turns)-ti)
+	turns = make([]dayreport.JudgedTurn, 0, len(p.turns)-ti)
 	for _, k := range p.turns[ti:] {
 		turns = append(turns, k.turn)
 	}
@@ -239,7 +239,7 @@ func (p *pageStore) snapshot(from, now time.Time) (turns []dayreport.Turn, links
 
 // turn is the kept turn with this trace ID and the link status changes of
 // its trace (ok false when no such turn is kept).
-func (p *pageStore) turn(trace string) (t dayreport.Turn, links []dayreport.LinkChange, ok bool) {
+func (p *pageStore) turn(trace string) (t dayreport.JudgedTurn, links []dayreport.LinkChange, ok bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	for i := len(p.turns) - 1; i >= 0 && !ok; i-- {

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// Turn is one turn: its readings from voice.turn and its verdict.
-type Turn struct {
+// JudgedTurn is one turn judged: its readings from voice.turn and its verdict.
+type JudgedTurn struct {
 	Trace    string   `json:"trace"`
 	Turn     int64    `json:"turn"`
 	Link     string   `json:"link"`
@@ -78,7 +78,7 @@ type LinkChange struct {
 
 // Day is the turns read, in the order they happened.
 type Day struct {
-	Turns []Turn
+	Turns []JudgedTurn
 	// Links are the lost-link status changes read, in the order they
 	// happened.
 	Links []LinkChange
@@ -88,7 +88,7 @@ type Day struct {
 
 // SortTurns orders turns as they happened: by time, then turn index, then
 // trace.
-func SortTurns(turns []Turn) {
+func SortTurns(turns []JudgedTurn) {
 	sort.Slice(turns, func(i, j int) bool {
 		a, b := turns[i], turns[j]
 		if a.Start != b.Start {

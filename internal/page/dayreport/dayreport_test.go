@@ -15,31 +15,31 @@ func f(v float64) *float64 { return &v }
 func n(v int64) *int64     { return &v }
 
 func TestSummarizeTheDoneReading(t *testing.T) {
-	ok := Turn{Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(1.2), NotSent: f(0), PoolResets: n(0)}
+	ok := JudgedTurn{Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(1.2), NotSent: f(0), PoolResets: n(0)}
 	lte := ok
 	lte.Link, lte.SpeechEndToPost = semconv.LinkCell, f(0.9)
-	on := func(t Turn, link string) Turn { t.Link = link; return t }
+	on := func(t JudgedTurn, link string) JudgedTurn { t.Link = link; return t }
 	undictated := lte
 	undictated.SpeechEndToPost = nil
 	for name, tc := range map[string]struct {
-		turns []Turn
+		turns []JudgedTurn
 		done  bool
 		say   []string
 	}{
-		"clean day on both links": {[]Turn{ok, lte}, true, []string{"yes dictated turns on Wi-Fi and LTE: Wi-Fi 1 dictated, LTE 1 dictated",
+		"clean day on both links": {[]JudgedTurn{ok, lte}, true, []string{"yes dictated turns on Wi-Fi and LTE: Wi-Fi 1 dictated, LTE 1 dictated",
 			"yes speech-end-to-post within 3.00 s: 2 of 2 turns, slowest 1.20 s (Wi-Fi 1 of 1, slowest 1.20 s; LTE 1 of 1, slowest 0.90 s)"}},
-		"Wi-Fi only":         {[]Turn{ok, ok}, false, []string{"NO  dictated turns on Wi-Fi and LTE: Wi-Fi 2 dictated, LTE none", "yes speech-end-to-post within 3.00 s: 2 of 2 turns, slowest 1.20 s"}},
-		"LTE never dictated": {[]Turn{ok, undictated}, false, []string{"NO  dictated turns on Wi-Fi and LTE: Wi-Fi 1 dictated, LTE 0 dictated of 1 turn", "1 did not report it"}},
-		"other links named":  {[]Turn{ok, lte, on(ok, semconv.LinkWired), on(ok, "")}, true, []string{"Wi-Fi 1 dictated, LTE 1 dictated; also wired 1, link unknown 1"}},
-		"slow post on LTE":   {[]Turn{ok, {Cause: "wait", Link: semconv.LinkCell, SpeechEndToPost: f(3.5), NotSent: f(0), PoolResets: n(0)}}, false, []string{"NO  speech-end-to-post within 3.00 s: 1 of 2 turns, slowest 3.50 s (Wi-Fi 1 of 1, slowest 1.20 s; LTE 0 of 1, slowest 3.50 s)"}},
-		"post at budget":     {[]Turn{lte, {Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(3.0), NotSent: f(0), PoolResets: n(0)}}, true, []string{"2 of 2 turns"}},
-		"post missing":       {[]Turn{ok, lte, {Cause: "none", NotSent: f(0), PoolResets: n(0)}}, false, []string{"1 did not report it"}},
-		"pool moved":         {[]Turn{ok, lte, {Cause: "pool", SpeechEndToPost: f(1), NotSent: f(0), PoolResets: n(2)}}, false, []string{"NO  pool_reset at 0: highest tally 2"}},
-		"not sent shown":     {[]Turn{ok, lte, {Cause: "none", SpeechEndToPost: f(1), NotSent: f(4.5), PoolResets: n(0)}}, false, []string{"NO  no \"not sent\" wait: 1 turn, longest 4.50 s"}},
+		"Wi-Fi only":         {[]JudgedTurn{ok, ok}, false, []string{"NO  dictated turns on Wi-Fi and LTE: Wi-Fi 2 dictated, LTE none", "yes speech-end-to-post within 3.00 s: 2 of 2 turns, slowest 1.20 s"}},
+		"LTE never dictated": {[]JudgedTurn{ok, undictated}, false, []string{"NO  dictated turns on Wi-Fi and LTE: Wi-Fi 1 dictated, LTE 0 dictated of 1 turn", "1 did not report it"}},
+		"other links named":  {[]JudgedTurn{ok, lte, on(ok, semconv.LinkWired), on(ok, "")}, true, []string{"Wi-Fi 1 dictated, LTE 1 dictated; also wired 1, link unknown 1"}},
+		"slow post on LTE":   {[]JudgedTurn{ok, {Cause: "wait", Link: semconv.LinkCell, SpeechEndToPost: f(3.5), NotSent: f(0), PoolResets: n(0)}}, false, []string{"NO  speech-end-to-post within 3.00 s: 1 of 2 turns, slowest 3.50 s (Wi-Fi 1 of 1, slowest 1.20 s; LTE 0 of 1, slowest 3.50 s)"}},
+		"post at budget":     {[]JudgedTurn{lte, {Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(3.0), NotSent: f(0), PoolResets: n(0)}}, true, []string{"2 of 2 turns"}},
+		"post missing":       {[]JudgedTurn{ok, lte, {Cause: "none", NotSent: f(0), PoolResets: n(0)}}, false, []string{"1 did not report it"}},
+		"pool moved":         {[]JudgedTurn{ok, lte, {Cause: "pool", SpeechEndToPost: f(1), NotSent: f(0), PoolResets: n(2)}}, false, []string{"NO  pool_reset at 0: highest tally 2"}},
+		"not sent shown":     {[]JudgedTurn{ok, lte, {Cause: "none", SpeechEndToPost: f(1), NotSent: f(4.5), PoolResets: n(0)}}, false, []string{"NO  no \"not sent\" wait: 1 turn, longest 4.50 s"}},
 		"no turns":           {nil, false, []string{"0 turns by cause: none", "NO  dictated turns on Wi-Fi and LTE: Wi-Fi none, LTE none"}},
-		"a turn, no cause":   {[]Turn{{SpeechEndToPost: f(1)}}, false, []string{"no verdict 1"}},
-		"nothing reported":   {[]Turn{ok, lte, {Cause: "none", SpeechEndToPost: f(1)}}, false, []string{`NO  no "not sent" wait: none shown, 1 did not report it`}},
-		"no tally at all":    {[]Turn{{Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(1)}}, false, []string{"NO  pool_reset at 0: no turn reported it"}},
+		"a turn, no cause":   {[]JudgedTurn{{SpeechEndToPost: f(1)}}, false, []string{"no verdict 1"}},
+		"nothing reported":   {[]JudgedTurn{ok, lte, {Cause: "none", SpeechEndToPost: f(1)}}, false, []string{`NO  no "not sent" wait: none shown, 1 did not report it`}},
+		"no tally at all":    {[]JudgedTurn{{Cause: "none", Link: semconv.LinkWifi, SpeechEndToPost: f(1)}}, false, []string{"NO  pool_reset at 0: no turn reported it"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := &Day{Turns: tc.turns}
@@ -63,7 +63,7 @@ func TestSummarizeTheDoneReading(t *testing.T) {
 // TestDoneReadPerLink: the reading of each link is its own turns', in
 // semconv.Links order, whatever order the turns came in.
 func TestDoneReadPerLink(t *testing.T) {
-	turns := []Turn{
+	turns := []JudgedTurn{
 		{Link: semconv.LinkCell, SpeechEndToPost: f(4)},
 		{Link: semconv.LinkWifi, SpeechEndToPost: f(1)},
 		{Link: semconv.LinkCell},

@@ -84,7 +84,7 @@ func LinkName(link string) string {
 }
 
 // linkOf is a turn's link as the reading counts it.
-func linkOf(t Turn) string {
+func linkOf(t JudgedTurn) string {
 	if t.Link == "" {
 		return semconv.LinkUnknown
 	}
@@ -124,7 +124,7 @@ func (d *Day) Summarize(budget float64) Summary {
 }
 
 // count adds a turn to the link's reading.
-func (l *LinkDone) count(t Turn, budget float64) {
+func (l *LinkDone) count(t JudgedTurn, budget float64) {
 	l.Turns++
 	if t.SpeechEndToPost != nil {
 		l.Dictated++
@@ -136,7 +136,7 @@ func (l *LinkDone) count(t Turn, budget float64) {
 }
 
 // count adds a turn to the day's counts and its done reading.
-func (s *Summary) count(t Turn, budget float64) {
+func (s *Summary) count(t JudgedTurn, budget float64) {
 	if t.Cause == "" {
 		s.NoVerdict++
 	} else {

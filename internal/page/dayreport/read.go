@@ -18,11 +18,11 @@ import (
 // Read reads the traces file: every voice.turn span and every
 // percause.verdict span, joined by trace.
 func Read(r io.Reader) (*Day, error) {
-	byTrace := map[string]*Turn{}
-	get := func(id string) *Turn {
+	byTrace := map[string]*JudgedTurn{}
+	get := func(id string) *JudgedTurn {
 		t, ok := byTrace[id]
 		if !ok {
-			t = &Turn{Trace: id}
+			t = &JudgedTurn{Trace: id}
 			byTrace[id] = t
 		}
 		return t
@@ -71,14 +71,14 @@ func Read(r io.Reader) (*Day, error) {
 // the resource it came under (the phone's): what the verdict says
 // (verdict.FromSpan), nothing derived again. A verdict without the turn's
 // time is placed at its decision.
-func TurnFromVerdict(res pcommon.Resource, s ptrace.Span) Turn {
+func TurnFromVerdict(res pcommon.Resource, s ptrace.Span) JudgedTurn {
 	r := verdict.FromSpan(res, s)
 	return TurnFromRecord(&r)
 }
 
 // TurnFromRecord is the turn a verdict record says.
-func TurnFromRecord(r *verdict.Record) Turn {
-	t := Turn{Trace: r.TraceID.String()}
+func TurnFromRecord(r *verdict.Record) JudgedTurn {
+	t := JudgedTurn{Trace: r.TraceID.String()}
 	t.readRecord(r)
 	if t.Start == 0 {
 		t.Start = r.Decided
@@ -110,7 +110,7 @@ func LinkFromSpan(res pcommon.Resource, s ptrace.Span) LinkChange {
 	return l
 }
 
-func readResource(t *Turn, res pcommon.Resource) {
+func readResource(t *JudgedTurn, res pcommon.Resource) {
 	a := res.Attributes()
 	if v := verdict.AttrString(a, semconv.AppInstallationID); v != "" {
 		t.Installation = v
@@ -123,7 +123,7 @@ func readResource(t *Turn, res pcommon.Resource) {
 	}
 }
 
-func readTurn(t *Turn, s ptrace.Span) {
+func readTurn(t *JudgedTurn, s ptrace.Span) {
 	a := s.Attributes()
 	t.Start = s.EndTimestamp()
 	if v, ok := a.Get(semconv.TurnIndex); ok && t.Turn == 0 {
@@ -138,7 +138,7 @@ func readTurn(t *Turn, s ptrace.Span) {
 // readRecord takes what a verdict says: its own readings over what t
 // holds, the done reading's only where t lacks them (a voice.turn span,
 // when the file has it, says the same).
-func (t *Turn) readRecord(r *verdict.Record) {
+func (t *JudgedTurn) readRecord(r *verdict.Record) {
 	t.Cause, t.Evidence, t.Forced, t.Rules = r.Cause, r.Evidence, r.Forced, r.Rules
 	t.Decided = r.Decided
 	if r.Causes != nil {
@@ -192,7 +192,7 @@ func (t *Turn) readRecord(r *verdict.Record) {
 
 // readDone reads the done reading's readings from the voice.turn span's
 // attributes, over what t holds.
-func readDone(t *Turn, a pcommon.Map) {
+func readDone(t *JudgedTurn, a pcommon.Map) {
 	if v, ok := verdict.AttrNumber(a, semconv.TurnSpeechEndPost); ok {
 		t.SpeechEndToPost = &v
 	}

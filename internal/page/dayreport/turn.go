@@ -64,7 +64,7 @@ func LinksOf(links []LinkChange, trace string) []LinkChange {
 // WriteTurn writes one turn as `percause turn` prints it: its verdict,
 // evidence and readings, what rule 1 read of each unit that underran, and
 // the phone's link status changes during the turn; times in loc.
-func WriteTurn(w io.Writer, t Turn, links []LinkChange, budget float64, loc *time.Location) error {
+func WriteTurn(w io.Writer, t JudgedTurn, links []LinkChange, budget float64, loc *time.Location) error {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -91,7 +91,7 @@ func (e *errWriter) row(name, format string, args ...any) {
 
 // writeVerdictRows writes what the verdict says: its causes, evidence,
 // why it was decided early, the link and the route.
-func writeVerdictRows(bw *errWriter, t Turn) {
+func writeVerdictRows(bw *errWriter, t JudgedTurn) {
 	cause := t.Cause
 	if cause == "" {
 		cause = "(no verdict)"
@@ -115,7 +115,7 @@ func writeVerdictRows(bw *errWriter, t Turn) {
 }
 
 // writeReadingRows writes the turn's readings, the post against budget.
-func writeReadingRows(bw *errWriter, t Turn, budget float64) {
+func writeReadingRows(bw *errWriter, t JudgedTurn, budget float64) {
 	if t.Underruns > 0 || t.Silent > 0 {
 		bw.row("underruns", "%d, %.2f s silent", t.Underruns, t.Silent)
 	}
@@ -140,7 +140,7 @@ func writeReadingRows(bw *errWriter, t Turn, budget float64) {
 
 // fromOf names where the turn came from: its installation, launch, the
 // app's version and the rules' ("" when none is known).
-func fromOf(t Turn) string {
+func fromOf(t JudgedTurn) string {
 	var who []string
 	if t.Installation != "" {
 		who = append(who, "installation "+t.Installation)
@@ -159,7 +159,7 @@ func fromOf(t Turn) string {
 
 // writeUnderran writes each unit that underran, its take's need against
 // its cushion.
-func writeUnderran(bw *errWriter, t Turn) {
+func writeUnderran(bw *errWriter, t JudgedTurn) {
 	if len(t.Underran) == 0 {
 		return
 	}

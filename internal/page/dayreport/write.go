@@ -25,7 +25,7 @@ func turnsOf(n int) string {
 // turn's launch is not the row's above) names the launch and when it
 // began, so a relaunch's turn 1 does not sit under the last launch's turns
 // with nothing between them.
-func WriteTable(w io.Writer, turns []Turn) error {
+func WriteTable(w io.Writer, turns []JudgedTurn) error {
 	bw := &errWriter{w: w}
 	bw.printf("%-8s  %-8s  %-5s %-8s  %-11s %-10s %s\n", "time", "launch", "turn", "trace", "link", "verdict", "evidence")
 	prev := ""
@@ -96,7 +96,7 @@ func WriteSummary(w io.Writer, s Summary) error {
 
 // WriteJSON writes one object per turn, then one with the summary
 // ({"summary": …}).
-func WriteJSON(w io.Writer, turns []Turn, s *Summary) error {
+func WriteJSON(w io.Writer, turns []JudgedTurn, s *Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, t := range turns {

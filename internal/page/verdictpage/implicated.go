@@ -25,7 +25,7 @@ type barRow struct {
 	BarW float64
 }
 
-func buildImplicated(turns []dayreport.Turn) bars {
+func buildImplicated(turns []dayreport.JudgedTurn) bars {
 	counts := map[string]int{}
 	for _, t := range turns {
 		for i, c := range t.Causes {

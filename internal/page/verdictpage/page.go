@@ -61,7 +61,7 @@ type Page struct {
 	// Turns are the turns in range (of the installation asked for), in the
 	// order they happened; Links the link status changes likewise. For a
 	// turn's permalink (Query.Turn), the turn and its link changes.
-	Turns []dayreport.Turn
+	Turns []dayreport.JudgedTurn
 	Links []dayreport.LinkChange
 	// Budget is the done reading's speech-end-to-post allowance, seconds.
 	Budget float64
@@ -133,19 +133,19 @@ func Render(w io.Writer, p Page) error {
 }
 
 // Find is the turn with this trace ID among turns (ok false if none).
-func Find(turns []dayreport.Turn, trace string) (dayreport.Turn, bool) {
+func Find(turns []dayreport.JudgedTurn, trace string) (dayreport.JudgedTurn, bool) {
 	for i := len(turns) - 1; i >= 0; i-- {
 		if turns[i].Trace == trace {
 			return turns[i], true
 		}
 	}
-	return dayreport.Turn{}, false
+	return dayreport.JudgedTurn{}, false
 }
 
 // Within keeps the turns and link changes of [from, to] (a zero bound is
 // open) of one installation ("": every one). Both keep their order; with
 // nothing to leave out they are returned as they are, not copied.
-func Within(turns []dayreport.Turn, links []dayreport.LinkChange, from, to time.Time, installation string) ([]dayreport.Turn, []dayreport.LinkChange) {
+func Within(turns []dayreport.JudgedTurn, links []dayreport.LinkChange, from, to time.Time, installation string) ([]dayreport.JudgedTurn, []dayreport.LinkChange) {
 	if from.IsZero() && to.IsZero() && installation == "" {
 		return turns, links
 	}
@@ -154,7 +154,7 @@ func Within(turns []dayreport.Turn, links []dayreport.LinkChange, from, to time.
 		return (installation == "" || inst == installation) &&
 			(from.IsZero() || !t.Before(from)) && (to.IsZero() || !t.After(to))
 	}
-	return keep(turns, func(t *dayreport.Turn) bool { return in(t.Start, t.Installation) }),
+	return keep(turns, func(t *dayreport.JudgedTurn) bool { return in(t.Start, t.Installation) }),
 		keep(links, func(l *dayreport.LinkChange) bool { return in(l.Time, l.Installation) })
 }
 

@@ -37,15 +37,15 @@ func at(h, m int) pcommon.Timestamp {
 // fixedDay is a day of turns like the lab's: every cause, an underrun read
 // against its take (need above the cushion, and at or under it), a take
 // that never came, a turn decided early, and two status line changes.
-func fixedDay() ([]dayreport.Turn, []dayreport.LinkChange) {
-	clean := func(h, m int, turn int64) dayreport.Turn {
-		return dayreport.Turn{Trace: "0a" + strings.Repeat("0", 28) + strconv.FormatInt(turn+10, 10), Turn: turn, Link: semconv.LinkWifi,
+func fixedDay() ([]dayreport.JudgedTurn, []dayreport.LinkChange) {
+	clean := func(h, m int, turn int64) dayreport.JudgedTurn {
+		return dayreport.JudgedTurn{Trace: "0a" + strings.Repeat("0", 28) + strconv.FormatInt(turn+10, 10), Turn: turn, Link: semconv.LinkWifi,
 			Cause: semconv.CauseNone, Causes: []string{semconv.CauseNone}, Evidence: "no rule fired",
 			SpeechEndToPost: f(0.8), NotSent: f(0), PoolResets: n(0), PoolResetsBefore: n(0), Start: at(h, m),
 			Installation: "3f6c1a52-7d2e-4a8b-9c61-0d5e4f3a2b10", Launch: "9b1e2c3d-0000-4000-8000-000000000001", Version: "1.4.0",
 			Outputs: []string{semconv.PortBuiltinSpeaker}, Bluetooth: b(false), Rules: "1"}
 	}
-	turns := []dayreport.Turn{clean(7, 5, 1), clean(7, 40, 2)}
+	turns := []dayreport.JudgedTurn{clean(7, 5, 1), clean(7, 40, 2)}
 	net := clean(8, 12, 3)
 	net.Cause, net.Causes, net.Link = semconv.CauseNetwork, []string{semconv.CauseNetwork}, semconv.LinkCell
 	net.Evidence = "unit 2: 2 underruns, 1.40 s silent; take t2 need 0.40 s ≤ cushion 1.50 s"
@@ -447,9 +447,9 @@ func TestCardsCarryTheirLinkStatus(t *testing.T) {
 // minutes, in bars of under a minute.
 func TestChartFollowsTheData(t *testing.T) {
 	end := day0.Add(15 * time.Hour)
-	var turns []dayreport.Turn
+	var turns []dayreport.JudgedTurn
 	for i := range 23 {
-		turns = append(turns, dayreport.Turn{Trace: trace(i), Turn: int64(i + 1), Cause: semconv.CauseNone,
+		turns = append(turns, dayreport.JudgedTurn{Trace: trace(i), Turn: int64(i + 1), Cause: semconv.CauseNone,
 			Start: pcommon.NewTimestampFromTime(end.Add(-10*time.Minute + time.Duration(i)*26*time.Second))})
 	}
 	tl := buildTimeline(turns, time.UTC, links{q: &Query{Range: "24h"}, listed: 50})

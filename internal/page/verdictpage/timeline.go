@@ -106,7 +106,7 @@ func stepName(s time.Duration) string {
 // bars span the turns' own times, first to last, whatever the range asked
 // for: a range of a day whose turns came in ten minutes is drawn as those
 // ten minutes.
-func buildTimeline(turns []dayreport.Turn, loc *time.Location, lk links) timeline {
+func buildTimeline(turns []dayreport.JudgedTurn, loc *time.Location, lk links) timeline {
 	tl := timeline{W: chartW, H: chartH, PlotBottomY: chartH - plotBottom, PlotLeft: plotLeft, PlotRight: chartW - plotRight}
 	from, to := timeSpan(turns)
 	if from.IsZero() {
@@ -136,7 +136,7 @@ func buildTimeline(turns []dayreport.Turn, loc *time.Location, lk links) timelin
 
 // timeSpan is when the first and the last timed turn began (zero: none
 // was timed).
-func timeSpan(turns []dayreport.Turn) (from, to time.Time) {
+func timeSpan(turns []dayreport.JudgedTurn) (from, to time.Time) {
 	for _, t := range turns {
 		if t.Start == 0 {
 			continue
@@ -160,17 +160,17 @@ type buckets struct {
 	n      int
 	counts [][]int
 	// newest is each count's newest turn, which its segment links to.
-	newest  [][]*dayreport.Turn
+	newest  [][]*dayreport.JudgedTurn
 	used    []bool // a cause some bar counts
 	causeAt map[string]int
 }
 
-func bucketTurns(turns []dayreport.Turn, start time.Time, step time.Duration, n int) buckets {
-	bk := buckets{start: start, step: step, n: n, counts: make([][]int, n), newest: make([][]*dayreport.Turn, n),
+func bucketTurns(turns []dayreport.JudgedTurn, start time.Time, step time.Duration, n int) buckets {
+	bk := buckets{start: start, step: step, n: n, counts: make([][]int, n), newest: make([][]*dayreport.JudgedTurn, n),
 		used: make([]bool, len(semconv.Causes)), causeAt: map[string]int{}}
 	for i := range bk.counts {
 		bk.counts[i] = make([]int, len(semconv.Causes))
-		bk.newest[i] = make([]*dayreport.Turn, len(semconv.Causes))
+		bk.newest[i] = make([]*dayreport.JudgedTurn, len(semconv.Causes))
 	}
 	for i, c := range semconv.Causes {
 		bk.causeAt[c] = i
@@ -207,7 +207,7 @@ func (bk *buckets) maxTotal() int {
 
 // addBar adds bar i, a segment a cause, and its row of the table (a bar
 // without turns has neither).
-func (tl *timeline) addBar(bk *buckets, i int, turns []dayreport.Turn, lk links) {
+func (tl *timeline) addBar(bk *buckets, i int, turns []dayreport.JudgedTurn, lk links) {
 	plotW := float64(tl.PlotRight - tl.PlotLeft)
 	plotH := float64(tl.PlotBottomY - plotTop)
 	slot := plotW / float64(bk.n)
@@ -246,7 +246,7 @@ func (tl *timeline) addBar(bk *buckets, i int, turns []dayreport.Turn, lk links)
 // segLink is where a segment of c turns of cause links, last its newest:
 // that turn when it is alone or the page has no list, else the list of
 // the cause at the page that holds it, at its card.
-func segLink(c int, cause string, last *dayreport.Turn, turns []dayreport.Turn, lk links) (href, title string) {
+func segLink(c int, cause string, last *dayreport.JudgedTurn, turns []dayreport.JudgedTurn, lk links) (href, title string) {
 	switch {
 	case c == 1:
 		return lk.turn(last.Trace), fmt.Sprintf("turn %d, %s", last.Turn, cause)
@@ -301,7 +301,7 @@ func oneStep(s time.Duration) string {
 
 // causePage is the page of the list filtered by cause that holds the turn
 // with this trace ID.
-func causePage(turns []dayreport.Turn, cause, trace string, lk links) int {
+func causePage(turns []dayreport.JudgedTurn, cause, trace string, lk links) int {
 	listed := lk.listed
 	i := 0
 	for j := len(turns) - 1; j >= 0; j-- {

@@ -43,7 +43,7 @@ type underrunView struct {
 	Compare                            string
 }
 
-func turnOf(t dayreport.Turn, changes []dayreport.LinkChange, loc *time.Location, budget float64, lk links) turnView {
+func turnOf(t dayreport.JudgedTurn, changes []dayreport.LinkChange, loc *time.Location, budget float64, lk links) turnView {
 	at := t.Start.AsTime().In(loc)
 	tv := turnView{
 		Trace: t.Trace, Short: short(t.Trace, 8), Cause: t.Cause, Turn: t.Turn, Href: lk.turn(t.Trace),
@@ -72,7 +72,7 @@ func turnOf(t dayreport.Turn, changes []dayreport.LinkChange, loc *time.Location
 
 // routeOf is the turn's route as the page shows it: its outputs, and
 // whether one is Bluetooth.
-func routeOf(t dayreport.Turn) string {
+func routeOf(t dayreport.JudgedTurn) string {
 	route := strings.Join(t.Outputs, ", ")
 	if route == "" {
 		route = "not reported"
@@ -84,7 +84,7 @@ func routeOf(t dayreport.Turn) string {
 }
 
 // readingsOf is the turn's readings as the page lists them.
-func readingsOf(t dayreport.Turn, budget float64) []reading {
+func readingsOf(t dayreport.JudgedTurn, budget float64) []reading {
 	var out []reading
 	if t.Underruns > 0 || t.Silent > 0 {
 		out = append(out, reading{Name: "underruns", Value: fmt.Sprintf("%d, %.2f s silent", t.Underruns, t.Silent),
@@ -118,7 +118,7 @@ func readingsOf(t dayreport.Turn, budget float64) []reading {
 }
 
 // underranOf is each unit that underran, against its take's need.
-func underranOf(t dayreport.Turn) []underrunView {
+func underranOf(t dayreport.JudgedTurn) []underrunView {
 	var out []underrunView
 	for _, u := range t.Underran {
 		uv := underrunView{Unit: u.Unit, Take: u.Take, Underruns: u.Underruns, Silent: fmt.Sprintf("%.2f s", u.Silent),

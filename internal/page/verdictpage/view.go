@@ -179,7 +179,7 @@ func byCauseOf(p Page, sum dayreport.Summary, lk links) []causeCount {
 // linksOf is the newest link status changes, at most listed, each naming
 // the turn it came in when that turn is on the page.
 func linksOf(p Page, lk links, listed int) []linkView {
-	byTrace := map[string]*dayreport.Turn{}
+	byTrace := map[string]*dayreport.JudgedTurn{}
 	for i := range p.Turns {
 		byTrace[p.Turns[i].Trace] = &p.Turns[i]
 	}
@@ -222,7 +222,7 @@ func listOf(p Page, lk links, listed int) (listView, map[string]int) {
 	if p.Query != nil {
 		cause, page = p.Query.Cause, max(p.Query.Page, 1)
 	}
-	newest := make([]*dayreport.Turn, 0, len(p.Turns))
+	newest := make([]*dayreport.JudgedTurn, 0, len(p.Turns))
 	for i := len(p.Turns) - 1; i >= 0; i-- {
 		if cause == "" || p.Turns[i].Cause == cause {
 			newest = append(newest, &p.Turns[i])
