@@ -42,7 +42,7 @@ const (
 const (
 	dropTakeWithoutTurn = "take_without_turn" // a take without a trace ID that no turn named in time
 	dropDuplicate       = "duplicate"         // a line already held (read twice)
-	dropExportFailed    = "export_failed"     // the traces pipeline refused lines of earlier deliveries (the sweep's, or held ones joined)
+	dropExportFailed    = "export_failed"     // the traces pipeline refused takes of earlier deliveries emitted alone (a turn is held again)
 )
 
 // MessageWaitsForDelivery is the message the connector logs (debug) when a
@@ -75,6 +75,7 @@ type linesConnector struct {
 	// waits for the answer (carryingLocked).
 	flying      map[pcommon.TraceID]*flight
 	flyingTakes map[string][]*flight
+	waiting     int // deliveries waiting for a flight (Simulated.Waiting)
 
 	stop chan struct{}
 	done chan struct{}
@@ -281,15 +282,20 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		if f == nil {
 			break
 		}
+		c.waiting++
 		c.mu.Unlock()
 		c.logger.Debug(MessageWaitsForDelivery, zap.Int("lines", len(lines)))
 		select {
 		case <-f.done:
 		case <-ctx.Done():
 			// Nothing of this delivery was taken in: its sender sends again.
+			c.mu.Lock()
+			c.waiting--
+			c.mu.Unlock()
 			return ctx.Err()
 		}
 		c.mu.Lock()
+		c.waiting--
 	}
 	c.batches++
 	out.batch = c.batches
@@ -403,12 +409,16 @@ func (c *linesConnector) emit(ctx context.Context, out *emission) error {
 		return nil // nothing released, so no flight either
 	}
 	err := c.next.ConsumeTraces(ctx, out.traces)
+	reheld, kept := 0, 0
 	if err != nil || out.flight != nil {
 		c.mu.Lock()
 		if err != nil {
 			// A turn counts as emitted only once the next consumer accepted
-			// it: the same lines delivered again are emitted then.
+			// it: the same lines delivered again are emitted then. A turn
+			// of an earlier delivery, whose sender was answered, is held
+			// again: the next sweep emits it again.
 			c.st.refused(out)
+			reheld, kept = c.st.rehold(out, c.now())
 		}
 		if out.flight != nil {
 			// Refused, forgotten first: a delivery waiting for the answer
@@ -418,8 +428,11 @@ func (c *linesConnector) emit(ctx context.Context, out *emission) error {
 		c.mu.Unlock()
 	}
 	if err != nil {
-		if out.acked > 0 {
-			c.tel.ConnectorLinesDropped.Add(ctx, int64(out.acked), c.reasonAttr(dropExportFailed))
+		if reheld > 0 {
+			c.tel.ConnectorLinesPending.Add(ctx, int64(reheld))
+		}
+		if lost := out.acked - kept; lost > 0 {
+			c.tel.ConnectorLinesDropped.Add(ctx, int64(lost), c.reasonAttr(dropExportFailed))
 		}
 		return err
 	}
@@ -483,6 +496,9 @@ type emission struct {
 	// emitted are the turns it remembered as emitted, forgotten again when
 	// the next consumer refuses it.
 	emitted []ringRef
+	// carried are the turns it sends whose turn line came in an earlier
+	// call: held again when the next consumer refuses it.
+	carried []*heldTurn
 	// flight notes those turns as on their way until the next consumer
 	// answers (nil: none).
 	flight *flight

@@ -364,6 +364,9 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 	}
 	out.turns++
 	out.takes += len(h.takes)
+	if h.l.batch != out.batch {
+		out.carried = append(out.carried, h)
+	}
 	// Remembered as emitted now, so the lines that follow in this call join
 	// it; forgotten again if the next consumer refuses the emission.
 	out.emitted = append(out.emitted, s.emitted.add(h.trace, h.names, h.l.moment()))
@@ -381,6 +384,39 @@ func (s *state) refused(out *emission) {
 	for _, ref := range out.emitted {
 		s.emitted.forget(ref)
 	}
+}
+
+// rehold holds again the turns of earlier calls that a refused emission
+// carried, with the takes they had: their senders were answered, and
+// nothing else would send them again. Their wait is over, so the next
+// sweep emits them again (a take delivered again meanwhile is a duplicate
+// of the one they hold). It returns how many turns it holds again, and
+// how many lines of earlier calls they keep (the turn lines and their
+// takes).
+func (s *state) rehold(out *emission, now time.Time) (turns, kept int) {
+	for _, h := range out.carried {
+		if _, taken := s.turns[h.trace]; taken || s.emitted.hasTrace(h.trace) {
+			continue // read again meanwhile
+		}
+		h.gone = false
+		s.turns[h.trace] = h
+		for _, id := range h.names {
+			s.turnsByTake[id] = append(s.turnsByTake[id], h)
+		}
+		// First in the queue: its wait is over at once. Its earlier place
+		// in the queue, live again with it, is passed over once it has
+		// gone.
+		s.queue = slices.Insert(s.queue, 0, queued{turn: h, deadline: now})
+		s.held++
+		turns++
+		kept++
+		for _, tk := range h.takes {
+			if tk.batch != out.batch {
+				kept++
+			}
+		}
+	}
+	return turns, kept
 }
 
 // releaseHeld ends a held entry's wait: a turn is emitted with what it has, a take
@@ -425,7 +461,11 @@ func (s *state) expire(now time.Time, out *emission) {
 		if q.deadline.After(now) {
 			break
 		}
-		s.releaseHeld(q, releaseWait, out)
+		why := releaseWait
+		if q.turn != nil && len(q.turn.need) == 0 {
+			why = "" // complete, held again after a refusal
+		}
+		s.releaseHeld(q, why, out)
 	}
 	s.compact(i)
 }
