@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/percause/percause/components/linesconnector"
 	"github.com/percause/percause/components/sharedstorage"
 	"github.com/percause/percause/components/verdictcountconnector"
 	"github.com/percause/percause/components/verdictexporter"
@@ -53,10 +54,13 @@ func verdictFile() string { return filepath.Join(dataDir(), "verdicts.jsonl") }
 // collector is one process's worth of the default's stateful path, wired
 // as the embedded default wires it: the verdict processor, then the
 // verdict count connector and the verdicts exporter behind one fan-out,
-// every one of them keeping its state in one shared_storage (log engine).
+// every one of them keeping its state in one shared_storage (log engine);
+// before the processor, the lines connector (collector-config/lines.yaml),
+// its lines in memory.
 type collector struct {
 	ext      extension.Extension
 	store    sharedstorage.Client // the simulation's own client: its reads commit what is staged
+	lines    *linesconnector.Simulated
 	proc     *verdictprocessor.Simulated
 	count    connector.Traces
 	verdicts exporter.Traces
@@ -174,6 +178,17 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 		return nil, err
 	}
 
+	lcfg := linesconnector.NewFactory().CreateDefaultConfig().(*linesconnector.Config)
+	if w.cfg.LinesMaxPending > 0 {
+		lcfg.MaxPending = w.cfg.LinesMaxPending
+	}
+	lcfg.EmittedCacheSize = ringSize
+	toProc, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error { return c.proc.ConsumeTraces(ctx, td) })
+	if c.lines, err = linesconnector.NewSimulated(connector.Settings{ID: component.MustNewID("lines"), TelemetrySettings: tel, BuildInfo: build},
+		lcfg, toProc, func() time.Time { return w.now }); err != nil {
+		return nil, err
+	}
+
 	// Extensions first, then from the exporter up, as the collector does.
 	if err := ext.Start(ctx, c.host); err != nil {
 		return nil, fmt.Errorf("shared_storage: %w", err)
@@ -183,7 +198,7 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 		return nil, err
 	}
 	c.store = cl.(sharedstorage.Client)
-	for _, s := range []component.Component{c.verdicts, c.count, c.proc} {
+	for _, s := range []component.Component{c.verdicts, c.count, c.proc, c.lines} {
 		if err := s.Start(ctx, c.host); err != nil {
 			c.stop(ctx)
 			return nil, err
@@ -231,13 +246,15 @@ func (w *world) consumeCounts(_ context.Context, md pmetric.Metrics) error {
 	return nil
 }
 
-// stop shuts the collector down, from the processor on; after a crash
+// stop shuts the collector down, from the lines connector on (which emits
+// what it holds to the processor: the schedule shuts it down itself, or,
+// after a death, lets it go with the process, stopLines); after a crash
 // every call of theirs fails, and only their goroutines end.
 func (c *collector) stop(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
-	var errs []error
+	errs := []error{c.stopLines(ctx)}
 	for _, s := range []component.Component{c.proc, c.count, c.verdicts} {
 		if s != nil {
 			errs = append(errs, s.Shutdown(ctx))
@@ -250,6 +267,17 @@ func (c *collector) stop(ctx context.Context) error {
 		errs = append(errs, c.ext.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// stopLines shuts the lines connector down, once: it emits every turn it
+// holds to the processor.
+func (c *collector) stopLines(ctx context.Context) error {
+	l := c.lines
+	c.lines = nil
+	if l == nil {
+		return nil
+	}
+	return l.Shutdown(ctx)
 }
 
 // logSink puts what the components logged at warn and above in the

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/components/sharedstorage"
@@ -41,6 +43,12 @@ type Params struct {
 	// Engine is shared_storage's: the log (the default's) unless a
 	// schedule is run on another (WithEngine).
 	Engine string
+	// Lines are the phones (bit i: installation i) that send their turns
+	// as lines, through the lines connector, instead of OTLP traces.
+	Lines uint64
+	// LinesMaxPending is the lines connector's max_pending (0: its
+	// default); small, so held lines are let go before their partner.
+	LinesMaxPending int
 }
 
 // WithEngine is p on shared_storage's engine e.
@@ -50,14 +58,27 @@ func (p Params) WithEngine(e string) Params {
 }
 
 func (p Params) String() string {
-	return fmt.Sprintf("seed %d: %d steps, %d turns from %d phones, fsync %v, max_pending %d, %s engine (compact_after %d), %d‰ of calls fail",
-		p.Seed, p.Steps, p.Turns, p.Installations, p.FSync, p.MaxPending, p.Engine, p.CompactAfter, p.FaultPerMille)
+	lines := ""
+	if p.Lines != 0 {
+		var phones []string
+		for i := range p.Installations {
+			if p.linesFrom(i) {
+				phones = append(phones, fmt.Sprint(i))
+			}
+		}
+		lines = fmt.Sprintf(", lines from phone %s (the lines connector's max_pending %d)", strings.Join(phones, " and "), p.LinesMaxPending)
+	}
+	return fmt.Sprintf("seed %d: %d steps, %d turns from %d phones%s, fsync %v, max_pending %d, %s engine (compact_after %d), %d‰ of calls fail",
+		p.Seed, p.Steps, p.Turns, p.Installations, lines, p.FSync, p.MaxPending, p.Engine, p.CompactAfter, p.FaultPerMille)
 }
+
+// linesFrom says whether phone i sends lines.
+func (p Params) linesFrom(i int) bool { return p.Lines&(1<<i) != 0 }
 
 // ParamsFor derives a schedule's settings from its seed.
 func ParamsFor(seed uint64) Params {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	return Params{
+	p := Params{
 		Seed:          seed,
 		Steps:         20 + rng.IntN(60),
 		FSync:         rng.IntN(2) == 0,
@@ -68,12 +89,25 @@ func ParamsFor(seed uint64) Params {
 		FaultPerMille: []uint64{0, 5, 20, 60}[rng.IntN(4)],
 		Engine:        sharedstorage.EngineLog,
 	}
+	// Which phones send lines comes from a source of its own, so the
+	// settings above (and a schedule without lines) are what they were
+	// before the lines connector was simulated: each phone on its own,
+	// one in three.
+	lr := rand.New(rand.NewPCG(seed, 0x11e5))
+	for i := range p.Installations {
+		if lr.IntN(3) == 0 {
+			p.Lines |= 1 << i
+		}
+	}
+	p.LinesMaxPending = 2 + lr.IntN(8)
+	return p
 }
 
 // request is one of a turn's two requests, as its sender keeps it.
 type request struct {
 	turn   int
 	engine bool
+	lines  bool // its turn's phone sends lines: an OTLP logs request to the lines connector
 	acked  bool
 	tries  int
 }
@@ -83,23 +117,36 @@ func (r *request) String() string {
 	if r.engine {
 		half = "engine"
 	}
+	if r.lines {
+		half += " lines"
+	}
 	return fmt.Sprintf("turn %d's %s request", r.turn, half)
 }
 
 // schedule is one run: a collector, its senders and everything that
 // happened, for a failure's report.
 type schedule struct {
-	p      Params
-	rng    *rand.Rand
-	w      *world
-	c      *collector
-	turns  []*load.Turn
+	p     Params
+	rng   *rand.Rand
+	w     *world
+	c     *collector
+	turns []*load.Turn
+	// lines are the turns sent as lines (nil: as OTLP traces).
+	lines  []*linesTurn
 	reqs   []*request
 	active int // turns whose requests may be sent so far
 	events *journal
 	// lossy: a power loss without fsync happened, which may lose what
 	// was acknowledged and not yet on the disk (the unsynced tail).
 	lossy bool
+	// mayLose are the traces of lines turns whose turn line the lines
+	// connector held in memory when its process died, or when its
+	// shutdown's emission was refused: those turns may have no verdict.
+	mayLose map[pcommon.TraceID]bool
+	// stopLost counts the turns of mayLose noted at a refused shutdown:
+	// the processor may have decided one and written its verdict, its
+	// count's commit failing with the refusal, and nothing sends it again.
+	stopLost int
 	// restarts and the like, for the totals.
 	crashes, powerLosses, restarts, refusalsAsked int
 }
@@ -136,19 +183,42 @@ func Run(ctx context.Context, p Params, limit int) (Stats, *Failure) {
 	return st, nil
 }
 
+// epoch is when a schedule's clock starts.
+var epoch = time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+
 // newSchedule makes the schedule of p, its turns built and nothing sent.
 func newSchedule(p Params) *schedule {
 	s := &schedule{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0xfa17))}
 	s.events = &journal{}
-	s.w = &world{now: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC), fsync: p.FSync, logs: newLogSink(s.events), cfg: p}
+	s.w = &world{now: epoch, fsync: p.FSync, logs: newLogSink(s.events), cfg: p}
 	s.w.fs = newFS(s.events)
 	s.w.fs.faults = &faults{seed: p.Seed, rng: rand.New(rand.NewPCG(p.Seed, 0xd15c)), perMille: p.FaultPerMille}
+	s.mayLose = map[pcommon.TraceID]bool{}
 	fleet := load.NewFleet(p.Installations, 3, p.Seed)
+	// Where each lines turn's trace IDs are comes from a source of its
+	// own, so the schedule's steps are what they were without lines.
+	lrng := rand.New(rand.NewPCG(p.Seed, 0x7ace))
 	for i := range p.Turns {
-		s.turns = append(s.turns, fleet.Next())
-		s.reqs = append(s.reqs, &request{turn: i}, &request{turn: i, engine: true})
+		t := fleet.Next()
+		s.turns = append(s.turns, t)
+		var lt *linesTurn
+		if p.linesFrom(t.Installation) {
+			// A turn ends every 15 s on the phone's clock.
+			lt = linesOf(t, epoch.Add(time.Duration(i)*15*time.Second), lrng)
+		}
+		s.lines = append(s.lines, lt)
+		s.reqs = append(s.reqs, &request{turn: i, lines: lt != nil}, &request{turn: i, engine: true, lines: lt != nil})
 	}
 	return s
+}
+
+// traceOf is the trace turn i's verdict is made in: its own, or, sent as
+// lines without a trace ID, the one the lines connector derives.
+func (s *schedule) traceOf(i int) pcommon.TraceID {
+	if lt := s.lines[i]; lt != nil {
+		return lt.trace
+	}
+	return s.turns[i].TraceID
 }
 
 // Stats are what a schedule did.
@@ -199,8 +269,7 @@ func (s *schedule) step(ctx context.Context, n int) error {
 		d := time.Duration(200+s.rng.IntN(9800)) * time.Millisecond
 		s.w.now = s.w.now.Add(d)
 		s.event("step %d: %s pass; a sweep", n, d)
-		proc := s.c.proc
-		_ = s.within(func() error { proc.Sweep(ctx); return nil })
+		s.sweep(ctx)
 	case k < 77:
 		m := 1 + s.rng.IntN(3)
 		s.w.refuse.mu.Lock()
@@ -242,6 +311,13 @@ func (s *schedule) pick(acked bool) *request {
 	return from[s.rng.IntN(len(from))]
 }
 
+// sweep runs the lines connector's sweep, then the processor's, as their
+// background sweeps would at this time.
+func (s *schedule) sweep(ctx context.Context) {
+	lines, proc := s.c.lines, s.c.proc
+	_ = s.within(func() error { lines.Sweep(ctx); proc.Sweep(ctx); return nil })
+}
+
 // body is a fresh copy of a request's spans.
 func (s *schedule) body(r *request) ptrace.Traces {
 	t := s.turns[r.turn]
@@ -254,12 +330,27 @@ func (s *schedule) body(r *request) ptrace.Traces {
 	return td
 }
 
+// delivery is one delivery of a request to c, ready to be handed in: its
+// spans to the processor, or its lines to the lines connector.
+func (s *schedule) delivery(c *collector, r *request) func(context.Context) error {
+	if lt := s.lines[r.turn]; lt != nil {
+		src := lt.phone
+		if r.engine {
+			src = lt.engine
+		}
+		lines, ld := c.lines, copyLogs(src)
+		return func(ctx context.Context) error { return lines.ConsumeLogs(ctx, ld) }
+	}
+	proc, td := c.proc, s.body(r)
+	return func(ctx context.Context) error { return proc.ConsumeTraces(ctx, td) }
+}
+
 // send delivers a request and records its answer. One answered after the
 // process died is no answer: its sender sends it again.
 func (s *schedule) send(ctx context.Context, n int, r *request) {
 	r.tries++
-	proc, td := s.c.proc, s.body(r)
-	s.answered(n, r, s.within(func() error { return proc.ConsumeTraces(ctx, td) }))
+	deliver := s.delivery(s.c, r)
+	s.answered(n, r, s.within(func() error { return deliver(ctx) }))
 }
 
 // errNoAnswer is a call's outcome when its process died before it was
@@ -315,7 +406,10 @@ func (s *schedule) answered(n int, r *request, err error) {
 
 // sendTwiceAtOnce delivers the same request twice at once: the first
 // delivery is held at the downstream while the second is handed in, then
-// let through (or refused).
+// let through (or refused). The second is handed in once the first is
+// held; the first goes on once the second waits for it (in the processor,
+// for the cycle the first holds; in the lines connector, for the delivery
+// carrying its lines) or has returned.
 func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refuseFirst bool) {
 	s.event("step %d: %s twice at once (the first refused: %v)", n, r, refuseFirst)
 	gate, arrived := make(chan struct{}), make(chan struct{})
@@ -327,8 +421,14 @@ func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refus
 	s.w.refuse.mu.Unlock()
 	r.tries += 2
 	first := make(chan error, 1)
-	proc, td1, td2 := s.c.proc, s.body(r), s.body(r)
-	go func() { first <- proc.ConsumeTraces(ctx, td1) }()
+	proc, lines, deliver1, deliver2 := s.c.proc, s.c.lines, s.delivery(s.c, r), s.delivery(s.c, r)
+	waiting := func() int {
+		if r.lines {
+			return proc.Waiting() + lines.Waiting()
+		}
+		return proc.Waiting()
+	}
+	go func() { first <- deliver1(ctx) }()
 	// Only the pebble engine's calls may never return (see within): on
 	// the log, a death answers them, and nothing is left running.
 	var dying <-chan struct{}
@@ -348,10 +448,11 @@ func (s *schedule) sendTwiceAtOnce(ctx context.Context, n int, r *request, refus
 		s.answered(n, r, s.wait(first))
 	case <-arrived:
 		second := make(chan error, 1)
-		go func() { second <- proc.ConsumeTraces(ctx, td2) }()
-		// The second delivery reads its spans and waits for the cycle the
-		// first holds (or, with nothing to wait for, is answered).
-		for proc.Waiting() == 0 {
+		go func() { second <- deliver2(ctx) }()
+		// The second delivery reads its spans (or lines) and waits for the
+		// cycle (or the delivery) the first holds, or, with nothing to
+		// wait for, is answered.
+		for waiting() == 0 {
 			select {
 			case err := <-second:
 				close(gate)
@@ -401,6 +502,13 @@ func (s *schedule) restartAfterDeath(ctx context.Context) error {
 	// after a fatal error are not meant to run (the process exits), and a
 	// stop of such a database races its own background work: on the
 	// pebble engine a dead process is left as it is, its calls parked.
+	//
+	// The lines connector's memory dies with it: the turn lines it held
+	// may never be decided (its README: a crash loses the held lines).
+	if c := s.c; c != nil && c.lines != nil {
+		s.heldLost(c.lines.HeldTurns(), "the process died")
+		c.lines = nil
+	}
 	if c := s.c; s.p.Engine != sharedstorage.EnginePebble {
 		_ = c.stop(ctx)
 	}
@@ -422,6 +530,16 @@ func (s *schedule) restartAfterDeath(ctx context.Context) error {
 func (s *schedule) restart(ctx context.Context) error {
 	s.restarts++
 	c := s.c
+	// The lines connector first: it emits what it holds to the processor.
+	// Refused, what it held is lost, as at a crash.
+	if lines := c.lines; lines != nil {
+		c.lines = nil
+		held := lines.HeldTurns()
+		if err := s.within(func() error { return lines.Shutdown(ctx) }); err != nil || s.w.fs.dead() {
+			s.event("the lines connector's shutdown: %v", err)
+			s.stopLost += s.heldLost(held, "the lines connector's shutdown was refused")
+		}
+	}
 	if err := s.within(func() error { return c.stop(ctx) }); err != nil && !s.w.fs.dead() {
 		s.event("the graceful stop: %v", err)
 	}
@@ -430,6 +548,26 @@ func (s *schedule) restart(ctx context.Context) error {
 		return s.restartAfterDeath(ctx)
 	}
 	return s.startAgain(ctx)
+}
+
+// heldLost notes the lines turns whose turn line the lines connector held
+// when it lost what it held, and says how many it had not noted before. A
+// turn whose phone request was not acknowledged is not: its sender sends
+// the turn line again.
+func (s *schedule) heldLost(held []pcommon.TraceID, why string) int {
+	n := 0
+	for _, t := range held {
+		i := slices.IndexFunc(s.lines, func(lt *linesTurn) bool { return lt != nil && lt.trace == t })
+		if i < 0 || !s.reqs[2*i].acked {
+			continue
+		}
+		if !s.mayLose[t] {
+			s.mayLose[t] = true
+			n++
+			s.event("  the lines connector held the turn line of trace %s: it may be lost (%s)", t, why)
+		}
+	}
+	return n
 }
 
 // startAgain starts a new process on the files as they are: it must

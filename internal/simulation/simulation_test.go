@@ -30,6 +30,7 @@ var kept = []struct {
 	{5, "with fsync, the verdict file made and never synced into its folder: a power loss took it whole"},
 	{13, "a batch whose new trace found no room was answered 200"},
 	{17, "garbage a power loss left at the verdict file's end stayed, lines after it"},
+	{56, "a turn line held by the lines connector for its take, acknowledged, was lost when the processor refused the emission that carried it (its take's, or the sweep's)"},
 	{81, "a torn record or line stayed when cutting it back failed; the next one was joined to it"},
 	{389, "an empty line among what a power loss left was read as the end of the garbage"},
 	{446, "with fsync, lines and records a kill left unflushed were relied on after the restart, then lost to a power loss"},
