@@ -30,8 +30,9 @@ type FS struct {
 	durable map[string]*inode
 	dirs    map[string]bool
 	faults  *faults
-	// ops counts the calls a fault can hit.
-	ops int
+	// ops counts the calls a fault can hit; written the bytes the writes
+	// among them asked to write (a schedule that replays alike asks alike).
+	ops, written int
 	// crashed: the process is dead (a crash or a power loss at crashAt);
 	// every call fails until the simulation restarts it on an image.
 	crashed bool
@@ -89,6 +90,9 @@ func (fs *FS) step(gen int, what, name string, n int) (keep int, err error) {
 	}
 	op := fs.ops
 	fs.ops++
+	if what == "write" {
+		fs.written += n
+	}
 	if op == fs.crashAt {
 		fs.die()
 		keep = 0

@@ -176,7 +176,7 @@ func Run(ctx context.Context, p Params, limit int) (Stats, *Failure) {
 	if c := s.c; c != nil && !s.w.fs.dead() {
 		_ = s.within(func() error { return c.stop(ctx) })
 	}
-	st := Stats{Steps: limit, FSOps: s.w.fs.ops, Crashes: s.crashes, PowerLosses: s.powerLosses, Restarts: s.restarts}
+	st := Stats{Steps: limit, FSOps: s.w.fs.ops, Written: s.w.fs.written, Crashes: s.crashes, PowerLosses: s.powerLosses, Restarts: s.restarts}
 	if err != nil {
 		return st, &Failure{Params: p, Limit: limit, Err: err, Events: s.events.all()}
 	}
@@ -195,6 +195,10 @@ func newSchedule(p Params) *schedule {
 	s.w.fs.faults = &faults{seed: p.Seed, rng: rand.New(rand.NewPCG(p.Seed, 0xd15c)), perMille: p.FaultPerMille}
 	s.mayLose = map[pcommon.TraceID]bool{}
 	fleet := load.NewFleet(p.Installations, 3, p.Seed)
+	// The turns end a millisecond apart on the simulation's own clock, not
+	// the machine's: the same seed makes the same spans and lines.
+	ended := epoch
+	fleet.Clock = func() time.Time { ended = ended.Add(time.Millisecond); return ended }
 	// Where each lines turn's trace IDs are comes from a source of its
 	// own, so the schedule's steps are what they were without lines.
 	lrng := rand.New(rand.NewPCG(p.Seed, 0x7ace))
@@ -224,6 +228,8 @@ func (s *schedule) traceOf(i int) pcommon.TraceID {
 // Stats are what a schedule did.
 type Stats struct {
 	Steps, FSOps, Crashes, PowerLosses, Restarts int
+	// Written is the bytes the file system's writes asked to write.
+	Written int
 }
 
 func (s *schedule) event(format string, args ...any) {

@@ -54,6 +54,9 @@ type Fleet struct {
 	RelaunchEvery int // turns per launch (0: never relaunch)
 	Seed          uint64
 	Version       string // the app's service.version
+	// Clock gives each turn's end on the phone's clock (nil: time.Now); the
+	// fault simulation's is its own, so a seed makes the same spans.
+	Clock func() time.Time
 
 	rng      *rand.Rand
 	next     int   // turns made so far
@@ -131,6 +134,9 @@ func (f *Fleet) spanID() pcommon.SpanID {
 // turn but for the one that makes its cause fire.
 func (f *Fleet) build(t *Turn) (phone, engine ptrace.Traces) {
 	now := time.Now()
+	if f.Clock != nil {
+		now = f.Clock()
+	}
 	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(now.Add(d)) }
 
 	phone = ptrace.NewTraces()

@@ -15,10 +15,13 @@
 package persist
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -92,6 +95,11 @@ type State struct {
 	// whose stored form must be written.
 	launchKeys      map[launches.Key]uint64
 	changedLaunches map[launches.Key]*launches.Launch
+
+	// The orders Prepare walks the changes in, reused commit to commit.
+	idOrder     []pcommon.TraceID
+	launchOrder []launches.Key
+	chunkOrder  []int
 }
 
 var (
@@ -282,7 +290,11 @@ func (s *State) Prepare() *Batch {
 		return nil
 	}
 	b := &Batch{ops: make([]*storage.Operation, 0, len(s.changed)+len(s.changedLaunches)+len(s.deletes)+len(s.ringDirty)+1)}
-	for id, e := range s.changed {
+	// In the order of the IDs, not the map's: a commit writes the same
+	// records with the same keys whenever the same things changed (the
+	// fault simulation replays a schedule from its seed alone).
+	for _, id := range inOrder(s.changed, &s.idOrder, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) }) {
+		e := s.changed[id]
 		st, ok := s.keys[id]
 		if !ok {
 			st = &stored{key: s.nextKey}
@@ -306,7 +318,10 @@ func (s *State) Prepare() *Batch {
 }
 
 func (s *State) prepareLaunches(b *Batch) {
-	for k, l := range s.changedLaunches {
+	for _, k := range inOrder(s.changedLaunches, &s.launchOrder, func(a, b launches.Key) int {
+		return cmp.Or(cmp.Compare(a.Installation, b.Installation), cmp.Compare(a.Instance, b.Instance))
+	}) {
+		l := s.changedLaunches[k]
 		seq, ok := s.launchKeys[k]
 		if !ok {
 			seq = s.nextKey
@@ -324,7 +339,7 @@ func (s *State) prepareRing(b *Batch) {
 		return
 	}
 	chunks := (s.ring.Size() + decidedChunk - 1) / decidedChunk
-	for n := range s.ringDirty {
+	for _, n := range inOrder(s.ringDirty, &s.chunkOrder, cmp.Compare[int]) {
 		b.chunks = append(b.chunks, n)
 		if n >= chunks {
 			b.ops = append(b.ops, storage.DeleteOperation(chunkKey(n)))
@@ -343,6 +358,19 @@ func (s *State) prepareRing(b *Batch) {
 	e.Bool(s.ring.Full())
 	b.ops = append(b.ops, storage.SetOperation(keyMeta, e.B))
 	clear(s.ringDirty)
+}
+
+// inOrder is m's keys in the order of compare, in the space of
+// scratch (kept for the next commit: no allocation once it is large
+// enough).
+func inOrder[K comparable, V any](m map[K]V, scratch *[]K, compare func(a, b K) int) []K {
+	keys := (*scratch)[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	*scratch = keys
+	return keys
 }
 
 // stager is a client whose transactions carry what other components
