@@ -31,7 +31,7 @@ import (
 // docs/semconv.md is generated), its setter in the SDK (instr/turn.go,
 // and the text line it writes through exporters/textlines.Turn), its
 // field in exporters/textlines (exporters/textlines/fields.go, the
-// TurnReading of exporters/textlines/read.go, a Fields bit) and the row
+// TurnReading of exporters/textlines/record.go, a Fields bit) and the row
 // of the line's table in instr/semconv/markdown.go, its attribute in the
 // lines connector (components/linesconnector/spans.go), its reader here
 // (readings.go: TurnReadings; read.go: ReadTurnUnder), the joined form
@@ -40,8 +40,9 @@ import (
 // codec version when the stored form changes), and, when a reader of
 // verdicts alone needs it (the registry puts it on percause.verdict too),
 // the verdict span (span.go: Record, RecordOf, writeAttributes,
-// FromSpan), the day report's turn (internal/page/dayreport) and the page
-// (internal/page/verdictpage). A rule that reads it names it in its reads
+// FromSpan), and the day report's turn and its Readings
+// (internal/page/dayreport), which the page (internal/page/verdictpage)
+// shows as they are. A rule that reads it names it in its reads
 // above. The registry is the list: TestEveryCarriedReadingArrives, in
 // each of those packages, puts every reading semconv.CarriedOnVerdict
 // names through its place and

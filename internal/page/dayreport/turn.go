@@ -114,26 +114,14 @@ func writeVerdictRows(bw *errWriter, t JudgedTurn) {
 	}
 }
 
-// writeReadingRows writes the turn's readings, the post against budget.
+// writeReadingRows writes the turn's readings (Readings), each with its
+// note.
 func writeReadingRows(bw *errWriter, t JudgedTurn, budget float64) {
-	if t.Underruns > 0 || t.Silent > 0 {
-		bw.row("underruns", "%d, %.2f s silent", t.Underruns, t.Silent)
-	}
-	if t.SpeechEndToPost != nil {
-		over := "within"
-		if *t.SpeechEndToPost > budget {
-			over = "over"
-		}
-		bw.row("speech end to post", "%.2f s (%s the %.2f s budget)", *t.SpeechEndToPost, over, budget)
-	}
-	if t.NotSent != nil {
-		bw.row("not sent", "%.2f s", *t.NotSent)
-	}
-	if t.PoolResets != nil {
-		if t.PoolResetsBefore != nil {
-			bw.row("pool_reset", "%d (before: %d)", *t.PoolResets, *t.PoolResetsBefore)
+	for _, r := range t.Readings(budget) {
+		if r.Note != "" {
+			bw.row(r.Name, "%s (%s)", r.Value, r.Note)
 		} else {
-			bw.row("pool_reset", "%d", *t.PoolResets)
+			bw.row(r.Name, "%s", r.Value)
 		}
 	}
 }

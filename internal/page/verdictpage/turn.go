@@ -3,7 +3,6 @@ package verdictpage
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -83,36 +82,16 @@ func routeOf(t dayreport.JudgedTurn) string {
 	return route
 }
 
-// readingsOf is the turn's readings as the page lists them.
+// readingsOf is the turn's readings as the page lists them: the day
+// report's (dayreport.JudgedTurn.Readings), a note only where notable.
 func readingsOf(t dayreport.JudgedTurn, budget float64) []reading {
 	var out []reading
-	if t.Underruns > 0 || t.Silent > 0 {
-		out = append(out, reading{Name: "underruns", Value: fmt.Sprintf("%d, %.2f s silent", t.Underruns, t.Silent),
-			Read: len(t.Underran) > 0})
-	}
-	if t.SpeechEndToPost != nil {
-		r := reading{Name: "speech end to post", Value: fmt.Sprintf("%.2f s", *t.SpeechEndToPost)}
-		if *t.SpeechEndToPost > budget {
-			r.Note = fmt.Sprintf("over the %.2f s budget", budget)
+	for _, r := range t.Readings(budget) {
+		rv := reading{Name: r.Name, Value: keepUnits(r.Value), Read: r.Read}
+		if r.Notable {
+			rv.Note = keepUnits(r.Note)
 		}
-		out = append(out, r)
-	}
-	if t.NotSent != nil {
-		r := reading{Name: "not sent", Value: fmt.Sprintf("%.2f s", *t.NotSent)}
-		if *t.NotSent > 0 {
-			r.Note = `a "not sent" wait`
-		}
-		out = append(out, r)
-	}
-	if t.PoolResets != nil {
-		val := fmt.Sprint(*t.PoolResets)
-		if t.PoolResetsBefore != nil {
-			val = fmt.Sprintf("%d (before: %d)", *t.PoolResets, *t.PoolResetsBefore)
-		}
-		out = append(out, reading{Name: "pool_reset", Value: val, Read: slices.Contains(t.Causes, semconv.CausePool)})
-	}
-	for i := range out {
-		out[i].Value, out[i].Note = keepUnits(out[i].Value), keepUnits(out[i].Note)
+		out = append(out, rv)
 	}
 	return out
 }
