@@ -27,14 +27,14 @@ const (
 )
 
 // observation is one span's readings, gathered before the lock is taken:
-// a unit's or a take's readings sit in observations' own lists, at at, so
+// a unit's or a take's readings sit in observations' own lists, at index, so
 // the list of every span's observation stays small (a batch processor
 // ahead hands over thousands of spans).
 type observation struct {
 	traceID pcommon.TraceID
 	kind    obsKind
 	turn    *verdict.TurnReadings
-	at      int32
+	index   int32
 }
 
 type obsKind uint8
@@ -87,7 +87,7 @@ func (o *observations) read(td ptrace.Traces) {
 			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsTurn, turn: verdict.ReadTurnUnder(own, span)})
 		case semconv.SpanVoiceUnit:
 			o.units = append(o.units, verdict.ReadUnit(span))
-			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, at: int32(len(o.units) - 1)})
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: obsUnit, index: int32(len(o.units) - 1)})
 		case semconv.SpanTTSTake:
 			t, ok := verdict.ReadTake(span)
 			kind := obsTake
@@ -95,7 +95,7 @@ func (o *observations) read(td ptrace.Traces) {
 				kind = obsTakeWithoutID // counted under the lock with the rest
 			}
 			o.takes = append(o.takes, t)
-			o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, at: int32(len(o.takes) - 1)})
+			o.list = append(o.list, observation{traceID: span.TraceID(), kind: kind, index: int32(len(o.takes) - 1)})
 		}
 	}
 }
@@ -248,9 +248,9 @@ func (p *verdictProcessor) mergeLocked(e *pending.Entry, batch *observations, o 
 			e.TurnAt = now
 		}
 	case obsUnit:
-		drop = e.AddUnit(&batch.units[o.at], &p.cfg.Rules) // the batch's own list: no copy moves to the heap
+		drop = e.AddUnit(&batch.units[o.index], &p.cfg.Rules) // the batch's own list: no copy moves to the heap
 	case obsTake:
-		drop = e.AddTake(batch.takes[o.at])
+		drop = e.AddTake(batch.takes[o.index])
 	default:
 		drop = dropTakeWithoutID
 	}
