@@ -1,7 +1,6 @@
 package semconv
 
 import (
-	"bytes"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/percause/percause/internal/testsupport/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/semconv.md from the Registry")
@@ -31,21 +32,9 @@ func TestSemconvDoc(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run `make semconv`)", err)
 	}
-	if !bytes.Equal(want, got) {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-		for i := 0; i < len(wl) || i < len(gl); i++ {
-			var w, g string
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if w != g {
-				t.Fatalf("%s is out of step with instr/semconv (run `make semconv`); first difference at line %d:\n  file: %s\n  code: %s",
-					DocPath, i+1, w, g)
-			}
-		}
+	if n, w, g := testenv.FirstDifference(want, got); n > 0 {
+		t.Fatalf("%s is out of step with instr/semconv (run `make semconv`); first difference at line %d:\n  file: %s\n  code: %s",
+			DocPath, n, w, g)
 	}
 }
 

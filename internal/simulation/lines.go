@@ -14,6 +14,7 @@ import (
 	"github.com/percause/percause/exporters/textlines"
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/command/load"
+	"github.com/percause/percause/verdict"
 )
 
 // A phone that sends lines sends each turn as the app's lines instead of
@@ -88,7 +89,7 @@ func linesOf(t *load.Turn, end time.Time, rng *rand.Rand) *linesTurn {
 			turnOf(turn, a)
 		case semconv.SpanVoiceUnit:
 			turn.Units = append(turn.Units, textlines.Unit{
-				Index: int(intOf(a, semconv.UnitIndex)), TakeID: takeID(strOf(a, semconv.TakeID)),
+				Index: int(intOf(a, semconv.UnitIndex)), TakeID: takeID(verdict.AttrString(a, semconv.TakeID)),
 				Gap: floatOf(a, semconv.UnitGap), Lead: floatOf(a, semconv.UnitLead),
 				Underruns: int(intOf(a, semconv.UnitUnderruns)), Silent: floatOf(a, semconv.UnitSilent),
 				Cushion: floatOf(a, semconv.UnitCushion),
@@ -121,7 +122,7 @@ func linesOf(t *load.Turn, end time.Time, rng *rand.Rand) *linesTurn {
 		sp := takes.At(i)
 		a := sp.Attributes()
 		tk := &textlines.Take{
-			ID: takeID(strOf(a, semconv.TakeID)), FirstByte: floatOf(a, semconv.TakeFirstByte),
+			ID: takeID(verdict.AttrString(a, semconv.TakeID)), FirstByte: floatOf(a, semconv.TakeFirstByte),
 			Total: floatOf(a, semconv.TakeTotal), Audio: floatOf(a, semconv.TakeAudio),
 			Rate: floatOf(a, semconv.TakeRate), Need: floatOf(a, semconv.TakeNeed),
 			Beside: int(intOf(a, semconv.TakeBeside)),
@@ -138,7 +139,7 @@ func linesOf(t *load.Turn, end time.Time, rng *rand.Rand) *linesTurn {
 // turnOf reads the voice.turn span's attributes into the line's readings.
 func turnOf(turn *textlines.Turn, a pcommon.Map) {
 	turn.Index = int(intOf(a, semconv.TurnIndex))
-	turn.LinkType = strOf(a, semconv.NetworkConnectionType)
+	turn.LinkType = verdict.AttrString(a, semconv.NetworkConnectionType)
 	turn.SpeechEndToPost = floatOf(a, semconv.TurnSpeechEndPost)
 	turn.NotSent = floatOf(a, semconv.TurnNotSent)
 	turn.ListenGrant = floatOf(a, semconv.ListenGrant)
@@ -193,11 +194,6 @@ func intOf(a pcommon.Map, k string) int64 {
 func floatOf(a pcommon.Map, k string) float64 {
 	v, _ := a.Get(k)
 	return v.Double()
-}
-
-func strOf(a pcommon.Map, k string) string {
-	v, _ := a.Get(k)
-	return v.Str()
 }
 
 func boolOf(a pcommon.Map, k string) bool {

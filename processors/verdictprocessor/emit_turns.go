@@ -1,7 +1,6 @@
 package verdictprocessor
 
 import (
-	"context"
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -13,7 +12,10 @@ import (
 // emitTurns (emit: turns) decides nothing: once a turn could be decided,
 // its trace goes on joined (the voice.turn, its units and its takes under
 // the phone's resource), for the stage that keeps its launch to decide.
-type emitTurns struct{}
+// What it sends goes on as emit: verdicts' does, through the cycle, and
+// nothing else of a request (pass_spans is emit: verdicts' alone); only
+// what it decides and writes differ, and it keeps no launches.
+type emitTurns struct{ emitVerdicts }
 
 // decide takes a copy of the trace's readings under the lock (a late
 // span may still add to the held trace while it is sent), with why it
@@ -33,15 +35,4 @@ func (emitTurns) write(_ *verdictProcessor, ds []decision) ptrace.Traces {
 	return td
 }
 
-func (emitTurns) passOn(context.Context, *verdictProcessor, ptrace.Traces) error { return nil }
-
-func (emitTurns) forwardUnread(context.Context, *verdictProcessor, ptrace.Traces) error {
-	return nil
-}
-
-func (emitTurns) deliver(ctx context.Context, p *verdictProcessor, _ ptrace.Traces, h holding) error {
-	return p.deliverThroughCycle(ctx, h)
-}
-
-func (emitTurns) sendsBatch() bool    { return false }
 func (emitTurns) keepsLaunches() bool { return false }

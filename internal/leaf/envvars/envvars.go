@@ -91,21 +91,20 @@ func Lookup(name string) (Var, bool) {
 
 // ForCommand is, in the table's order, every variable the command reads.
 func ForCommand(name string) []Var {
-	var out []Var
-	for _, v := range Table {
-		if slices.Contains(v.Commands, name) {
-			out = append(out, v)
-		}
-	}
-	return out
+	return rowsWhere(func(v Var) bool { return slices.Contains(v.Commands, name) })
 }
 
 // ForConfig is, in the table's order, every variable the configuration
 // (its path from the repository's root) reads.
 func ForConfig(path string) []Var {
+	return rowsWhere(func(v Var) bool { return slices.Contains(v.Configs, path) })
+}
+
+// rowsWhere is, in the table's order, every row keep keeps.
+func rowsWhere(keep func(Var) bool) []Var {
 	var out []Var
 	for _, v := range Table {
-		if slices.Contains(v.Configs, path) {
+		if keep(v) {
 			out = append(out, v)
 		}
 	}

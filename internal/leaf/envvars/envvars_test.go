@@ -1,7 +1,6 @@
 package envvars
 
 import (
-	"bytes"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -38,21 +37,9 @@ func TestEnvironmentDoc(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./internal/leaf/envvars -run TestEnvironmentDoc -update)", err)
 	}
-	if !bytes.Equal(want, got) {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-		for i := 0; i < len(wl) || i < len(gl); i++ {
-			var w, g string
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if w != g {
-				t.Fatalf("%s is out of step with the table (run go test ./internal/leaf/envvars -run TestEnvironmentDoc -update); first difference at line %d:\n  file:  %s\n  table: %s",
-					DocPath, i+1, w, g)
-			}
-		}
+	if n, w, g := testenv.FirstDifference(want, got); n > 0 {
+		t.Fatalf("%s is out of step with the table (run go test ./internal/leaf/envvars -run TestEnvironmentDoc -update); first difference at line %d:\n  file:  %s\n  table: %s",
+			DocPath, n, w, g)
 	}
 }
 
