@@ -53,6 +53,10 @@ type Config struct {
 	// that arrive after them, and how many turn lines' launches for the
 	// lines that follow.
 	EmittedCacheSize int `mapstructure:"emitted_cache_size"`
+	// Storage names a storage extension that keeps the held lines, so a
+	// line acknowledged to its sender and held for the lines it joins
+	// outlives a kill or a refused shutdown (nil: in memory only).
+	Storage *component.ID `mapstructure:"storage"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -3,6 +3,7 @@ package linesconnector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,7 @@ const (
 )
 
 type linesConnector struct {
+	id     component.ID
 	cfg    *Config
 	logger *zap.Logger
 	tel    *metadata.TelemetryBuilder
@@ -97,7 +99,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Traces, opt
 		return nil, err
 	}
 	c := &linesConnector{
-		cfg: cfg, logger: set.Logger, tel: tel, next: next, now: time.Now,
+		id: set.ID, cfg: cfg, logger: set.Logger, tel: tel, next: next, now: time.Now,
 		st:           newState(cfg),
 		flying:       map[pcommon.TraceID]*flight{},
 		flyingTakes:  map[string][]*flight{},
@@ -120,7 +122,12 @@ func (c *linesConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-func (c *linesConnector) Start(context.Context, component.Host) error {
+func (c *linesConnector) Start(ctx context.Context, host component.Host) error {
+	if c.cfg.Storage != nil {
+		if err := c.restore(ctx, host); err != nil {
+			return fmt.Errorf("lines connector: %w", err)
+		}
+	}
 	if c.manual {
 		return nil
 	}
@@ -142,6 +149,31 @@ func (c *linesConnector) Start(context.Context, component.Host) error {
 	return nil
 }
 
+// restore opens the store of held lines and holds again what an earlier
+// run left in it.
+func (c *linesConnector) restore(ctx context.Context, host component.Host) error {
+	store, err := openHeld(ctx, host, *c.cfg.Storage, c.id)
+	if err != nil {
+		return err
+	}
+	recs, lines, err := store.read(ctx)
+	if err != nil {
+		_ = store.client.Close(ctx)
+		return fmt.Errorf("storage %s: %w", *c.cfg.Storage, err)
+	}
+	out := newEmission()
+	c.mu.Lock()
+	c.st.store = store
+	c.st.restore(recs, lines, &out)
+	held := c.st.held
+	c.mu.Unlock()
+	if held > 0 {
+		c.tel.ConnectorLinesPending.Add(ctx, int64(held))
+		c.logger.Info("lines connector: holds again the lines an earlier run held", zap.Int("lines", held))
+	}
+	return nil
+}
+
 // Shutdown lets every held line go: turns are emitted with the takes they
 // have, takes with a trace ID alone; takes without one are dropped. The
 // collector shuts a connector down before the pipelines after it, so the
@@ -158,6 +190,8 @@ func (c *linesConnector) Shutdown(ctx context.Context) error {
 	c.takeOffLocked(&out)
 	c.mu.Unlock()
 	err := c.emit(ctx, &out)
+	// Refused, what was held stays stored: the next start holds it again.
+	err = errors.Join(err, c.st.store.close(ctx))
 	c.tel.Shutdown()
 	return err
 }
@@ -191,6 +225,17 @@ type line struct {
 	// launch is the launch the connector gave a turn line that carries
 	// none (its resource has no service.instance.id); "" otherwise.
 	launch string
+	// launchAssumed is what was assumed in giving it ("" when the
+	// evidence held).
+	launchAssumed string
+
+	// held: the line is held (alone, or joined to a held turn).
+	held bool
+	// stored is the stored record the line is in, while it is held or on
+	// its way (nil: not stored, or no storage configured); noting: it is
+	// among the lines the next write stores.
+	stored *heldRecord
+	noting bool
 }
 
 func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
@@ -305,6 +350,11 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	}
 	c.st.limit(&out)
 	c.takeOffLocked(&out)
+	// Stored before the answer: a line held when its sender is answered
+	// outlives the process. Failed, the lines stay held in memory, the
+	// sender is told, and the same lines delivered again (duplicates of
+	// those held) are answered once a write stores them.
+	stored := c.st.store.writeLocked(ctx)
 	c.mu.Unlock()
 
 	// An error goes back to the receiver, which may deliver the logs again:
@@ -312,7 +362,7 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	// again are emitted then; the spans made from a line are the same every
 	// time (their IDs derive from the line), so a redelivery of what was
 	// accepted cannot make a second turn.
-	return c.emit(ctx, &out)
+	return errors.Join(c.emit(ctx, &out), stored)
 }
 
 // carryingLocked returns the emission on its way to the next consumer that
@@ -410,7 +460,7 @@ func (c *linesConnector) emit(ctx context.Context, out *emission) error {
 	}
 	err := c.next.ConsumeTraces(ctx, out.traces)
 	reheld, kept := 0, 0
-	if err != nil || out.flight != nil {
+	if err != nil || out.flight != nil || len(out.stored) > 0 {
 		c.mu.Lock()
 		if err != nil {
 			// A turn counts as emitted only once the next consumer accepted
@@ -419,6 +469,13 @@ func (c *linesConnector) emit(ctx context.Context, out *emission) error {
 			// again: the next sweep emits it again.
 			c.st.refused(out)
 			reheld, kept = c.st.rehold(out, c.now())
+		}
+		// What was accepted, or refused and not held again, is on its
+		// way no more: its stored record may go.
+		for _, l := range out.stored {
+			if !l.held {
+				c.st.store.settle(l)
+			}
 		}
 		if out.flight != nil {
 			// Refused, forgotten first: a delivery waiting for the answer
@@ -502,12 +559,19 @@ type emission struct {
 	// flight notes those turns as on their way until the next consumer
 	// answers (nil: none).
 	flight *flight
+	// stored are the lines it sends that are in a stored record: settled
+	// once the next consumer accepts them (those a refusal holds again
+	// stay stored).
+	stored []*line
 }
 
 // count notes one line the emission sends.
 func (e *emission) count(l *line) {
 	if l.batch != e.batch {
 		e.acked++
+	}
+	if l.stored != nil {
+		e.stored = append(e.stored, l)
 	}
 }
 

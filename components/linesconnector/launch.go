@@ -96,12 +96,7 @@ func (ls *launchAssigner) launchOf(l *line, trace pcommon.TraceID) (launch, assu
 	if e, ok := ls.byTrace[trace]; ok {
 		return e.launch, ""
 	}
-	t := &l.rec.Turn
-	ls.seq++
-	e := &launchTurn{source: sourceOf(l), trace: trace, at: l.at, seq: ls.seq, timed: l.timed,
-		index: t.Index, hasIndex: l.rec.Present.Has(textlines.FTurn),
-		uptime: t.AppUptime, hasUptime: l.rec.Present.Has(textlines.FAppUptime),
-		device: t.DeviceUptime, hasDevice: l.rec.Present.Has(textlines.FDeviceUptime)}
+	e := ls.turnOf(l, trace)
 	list := ls.bySource[e.source]
 	pos := sort.Search(len(list), func(i int) bool { return !list[i].before(e) })
 	var after, before boundary
@@ -123,13 +118,41 @@ func (ls *launchAssigner) launchOf(l *line, trace pcommon.TraceID) (launch, assu
 		// for that one.
 		assumed = after.assumed
 	}
-	list = append(list, nil)
+	ls.insert(e, pos)
+	return e.launch, assumed
+}
+
+// place puts a turn line read back from storage (the connector's held
+// lines) in its source under the launch it was given before, so the lines
+// that follow find it.
+func (ls *launchAssigner) place(l *line, trace pcommon.TraceID) {
+	if _, ok := ls.byTrace[trace]; ok {
+		return
+	}
+	e := ls.turnOf(l, trace)
+	e.launch = l.launch
+	list := ls.bySource[e.source]
+	ls.insert(e, sort.Search(len(list), func(i int) bool { return !list[i].before(e) }))
+}
+
+// turnOf is a turn line's place, not yet in its source.
+func (ls *launchAssigner) turnOf(l *line, trace pcommon.TraceID) *launchTurn {
+	t := &l.rec.Turn
+	ls.seq++
+	return &launchTurn{source: sourceOf(l), trace: trace, at: l.at, seq: ls.seq, timed: l.timed,
+		index: t.Index, hasIndex: l.rec.Present.Has(textlines.FTurn),
+		uptime: t.AppUptime, hasUptime: l.rec.Present.Has(textlines.FAppUptime),
+		device: t.DeviceUptime, hasDevice: l.rec.Present.Has(textlines.FDeviceUptime)}
+}
+
+// insert puts e at pos of its source's turns.
+func (ls *launchAssigner) insert(e *launchTurn, pos int) {
+	list := append(ls.bySource[e.source], nil)
 	copy(list[pos+1:], list[pos:])
 	list[pos] = e
 	ls.bySource[e.source] = list
-	ls.byTrace[trace] = e
+	ls.byTrace[e.trace] = e
 	ls.remember(e)
-	return e.launch, assumed
 }
 
 // before orders turns by their time, then by the order they came in.

@@ -1,10 +1,8 @@
 package linesconnector
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -52,31 +50,12 @@ func (s *Simulated) Waiting() int {
 	return s.c.waiting
 }
 
-// Held is how many lines the connector holds in memory (turns waiting for
-// their takes, takes waiting for their turn): what a crash loses.
+// Held is how many lines the connector holds (turns waiting for their
+// takes, takes waiting for their turn).
 func (s *Simulated) Held() int {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
 	return s.c.st.held
-}
-
-// HeldTurns are the traces of the turn lines the connector holds in
-// memory, in order: those waiting for their takes, and those on their way
-// to the next consumer, not yet answered.
-func (s *Simulated) HeldTurns() []pcommon.TraceID {
-	s.c.mu.Lock()
-	defer s.c.mu.Unlock()
-	out := make([]pcommon.TraceID, 0, len(s.c.st.turns)+len(s.c.flying))
-	for t := range s.c.st.turns {
-		out = append(out, t)
-	}
-	for t := range s.c.flying {
-		if _, held := s.c.st.turns[t]; !held {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
-	return out
 }
 
 // TurnTrace is the trace the connector gives the turn of a [voice-turn]

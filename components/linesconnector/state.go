@@ -54,6 +54,11 @@ type state struct {
 	held         int
 	emitted      *emittedRing
 	launches     *launchAssigner
+	// store keeps the held lines through a restart (nil: memory only).
+	store *heldStore
+	// restoring: the lines added are read back from the store, and held
+	// whole, complete or not, for the next sweep to emit.
+	restoring bool
 }
 
 func newState(cfg *Config) *state {
@@ -144,9 +149,13 @@ func (s *state) addTurn(l *line, out *emission) {
 		out.drop(dropDuplicate)
 		return
 	}
-	var assumed string
-	if l.launch, assumed = s.launches.launchOf(l, h.trace); assumed != "" {
-		h.assumed = append(h.assumed, assumed)
+	if s.restoring && l.launch != "" {
+		s.launches.place(l, h.trace)
+	} else {
+		l.launch, l.launchAssumed = s.launches.launchOf(l, h.trace)
+	}
+	if l.launchAssumed != "" {
+		h.assumed = append(h.assumed, l.launchAssumed)
 	}
 	for _, u := range l.rec.Turn.Units {
 		if u.TakeID == "" {
@@ -189,7 +198,7 @@ func (s *state) addTurn(l *line, out *emission) {
 			break
 		}
 	}
-	if len(h.need) == 0 {
+	if len(h.need) == 0 && !s.restoring {
 		s.release(h, "", out)
 		return
 	}
@@ -290,6 +299,30 @@ func (s *state) hold(q queued, out *emission) {
 	s.queue = append(s.queue, q)
 	s.held++
 	out.pendingDelta++
+	if q.turn != nil {
+		s.holdLines(q.turn)
+		return
+	}
+	q.take.l.held = true
+	s.store.took(q.take.l)
+}
+
+// holdLines notes a held turn's lines as held, for the store.
+func (s *state) holdLines(h *heldTurn) {
+	h.l.held = true
+	s.store.took(h.l)
+	for _, tk := range h.takes {
+		tk.held = true
+		s.store.took(tk)
+	}
+}
+
+// letGo notes a turn's lines as no longer held.
+func (h *heldTurn) letGo() {
+	h.l.held = false
+	for _, tk := range h.takes {
+		tk.held = false
+	}
 }
 
 // attach joins a take to a turn; a held take stops being held.
@@ -303,6 +336,10 @@ func (s *state) attach(h *heldTurn, tk *heldTake, out *emission) {
 	tk.gone = true
 	h.takes = append(h.takes, tk.l)
 	delete(h.need, tk.id)
+	if cur, ok := s.turns[h.trace]; ok && cur == h && !h.gone {
+		tk.l.held = true
+		s.store.took(tk.l)
+	}
 }
 
 // unholdTake removes a take from the indexes; it reports whether it was held.
@@ -334,7 +371,7 @@ func removeFrom[K, V comparable](m map[K][]V, k K, v V) bool {
 }
 
 func (s *state) maybeRelease(h *heldTurn, out *emission) {
-	if len(h.need) == 0 {
+	if len(h.need) == 0 && !s.restoring {
 		s.release(h, "", out)
 	}
 }
@@ -345,6 +382,7 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 		return
 	}
 	h.gone = true
+	h.letGo()
 	if cur, ok := s.turns[h.trace]; ok && cur == h {
 		delete(s.turns, h.trace)
 		s.held--
@@ -373,6 +411,7 @@ func (s *state) release(h *heldTurn, why string, out *emission) {
 }
 
 func (s *state) releaseTake(l *line, trace pcommon.TraceID, out *emission) {
+	l.held = false
 	appendTakeSpan(out.traces.ResourceSpans(), l, trace)
 	out.count(l)
 	out.takes++
@@ -399,6 +438,7 @@ func (s *state) rehold(out *emission, now time.Time) (turns, kept int) {
 			continue // read again meanwhile
 		}
 		h.gone = false
+		s.holdLines(h)
 		s.turns[h.trace] = h
 		for _, id := range h.names {
 			s.turnsByTake[id] = append(s.turnsByTake[id], h)
@@ -435,6 +475,8 @@ func (s *state) releaseHeld(q queued, why string, out *emission) {
 		out.pendingDelta--
 	}
 	if tk.l.trace.IsEmpty() {
+		tk.l.held = false
+		s.store.settle(tk.l)
 		out.drop(dropTakeWithoutTurn)
 		out.released = append(out.released, released{what: "take " + tk.id, file: tk.l.file, number: tk.l.number, reason: why})
 		return
@@ -621,4 +663,21 @@ func (r *emittedRing) byTake(id string, at moment, s *state) (pcommon.TraceID, b
 		}
 	}
 	return best, found
+}
+
+// restore holds again the lines read back from the store, record by record
+// in the order they were written, joined as they were; nothing is let go
+// here (the next sweep emits what is complete or whose wait is over). A
+// record none of whose lines is held (each a duplicate of one before it)
+// is deleted.
+func (s *state) restore(recs []*heldRecord, lines [][]*line, out *emission) {
+	s.restoring = true
+	defer func() { s.restoring = false }()
+	for i, rec := range recs {
+		for _, l := range lines[i] {
+			l.stored = rec
+			s.add(l, out)
+		}
+	}
+	s.store.restored(recs, lines)
 }

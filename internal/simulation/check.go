@@ -112,7 +112,7 @@ func (s *schedule) check() error {
 		switch {
 		case w.verdicts > 1:
 			problems = append(problems, fmt.Sprintf("turn %d%s has %d verdicts in the verdict file", i, sent, w.verdicts))
-		case w.verdicts == 0 && !s.lossy && !s.mayLose[trace]:
+		case w.verdicts == 0 && !s.lossy:
 			problems = append(problems, fmt.Sprintf("turn %d%s was acknowledged and has no verdict", i, sent))
 		case w.verdicts == 1 && w.forced == "" && w.cause != t.Cause:
 			problems = append(problems, fmt.Sprintf("turn %d%s (launch %d, turn %d of it) was decided %s, built to be %s", i, sent, t.Launch, t.Index, w.cause, t.Cause))
@@ -127,15 +127,9 @@ func (s *schedule) check() error {
 	// interrupted (its IDs may have landed, remembered as counted). So
 	// with a death only so many may be missing: one cycle's verdicts at
 	// most a death. Without one, every verdict is counted, exactly.
-	//
-	// A turn the lines connector let go at a shutdown the processor
-	// refused is lost with what the connector held, as at a death: the
-	// processor may have written its verdict before the commit of its
-	// count failed, and nothing sends it again (stopLost).
 	counted := int64(s.w.counts.Load())
 	deaths := s.crashes + s.powerLosses
 	perCycle := 2*s.p.MaxPending + 2
-	stopLost := int64(s.stopLost)
 	switch {
 	case s.lossy:
 		// Without fsync a power loss takes what was not yet on the disk:
@@ -143,9 +137,9 @@ func (s *schedule) check() error {
 		// handed on (counted again when decided again).
 	case counted > int64(distinct):
 		problems = append(problems, fmt.Sprintf("%d turns counted, %d verdicts: counted twice", counted, distinct))
-	case deaths == 0 && counted < int64(distinct)-stopLost:
+	case deaths == 0 && counted < int64(distinct):
 		problems = append(problems, fmt.Sprintf("%d turns counted, %d verdicts, and no process died: verdicts never counted", counted, distinct))
-	case int64(distinct)-counted > int64(deaths*perCycle)+stopLost:
+	case int64(distinct)-counted > int64(deaths*perCycle):
 		problems = append(problems, fmt.Sprintf("%d turns counted, %d verdicts: more missing than %d deaths can lose", counted, distinct, deaths))
 	}
 	if len(problems) > 0 {

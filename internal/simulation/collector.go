@@ -56,7 +56,7 @@ func verdictFile() string { return filepath.Join(dataDir(), "verdicts.jsonl") }
 // verdict count connector and the verdicts exporter behind one fan-out,
 // every one of them keeping its state in one shared_storage (log engine);
 // before the processor, the lines connector (collector-config/lines.yaml),
-// its lines in memory.
+// its held lines in the same shared_storage.
 type collector struct {
 	ext      extension.Extension
 	store    sharedstorage.Client // the simulation's own client: its reads commit what is staged
@@ -183,6 +183,7 @@ func (w *world) start(ctx context.Context) (*collector, error) {
 		lcfg.MaxPending = w.cfg.LinesMaxPending
 	}
 	lcfg.EmittedCacheSize = ringSize
+	lcfg.Storage = &storageID
 	toProc, _ := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error { return c.proc.ConsumeTraces(ctx, td) })
 	if c.lines, err = linesconnector.NewSimulated(connector.Settings{ID: component.MustNewID("lines"), TelemetrySettings: tel, BuildInfo: build},
 		lcfg, toProc, func() time.Time { return w.now }); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -139,14 +138,6 @@ type schedule struct {
 	// lossy: a power loss without fsync happened, which may lose what
 	// was acknowledged and not yet on the disk (the unsynced tail).
 	lossy bool
-	// mayLose are the traces of lines turns whose turn line the lines
-	// connector held in memory when its process died, or when its
-	// shutdown's emission was refused: those turns may have no verdict.
-	mayLose map[pcommon.TraceID]bool
-	// stopLost counts the turns of mayLose noted at a refused shutdown:
-	// the processor may have decided one and written its verdict, its
-	// count's commit failing with the refusal, and nothing sends it again.
-	stopLost int
 	// restarts and the like, for the totals.
 	crashes, powerLosses, restarts, refusalsAsked int
 }
@@ -193,7 +184,6 @@ func newSchedule(p Params) *schedule {
 	s.w = &world{now: epoch, fsync: p.FSync, logs: newLogSink(s.events), cfg: p}
 	s.w.fs = newFS(s.events)
 	s.w.fs.faults = &faults{seed: p.Seed, rng: rand.New(rand.NewPCG(p.Seed, 0xd15c)), perMille: p.FaultPerMille}
-	s.mayLose = map[pcommon.TraceID]bool{}
 	fleet := load.NewFleet(p.Installations, 3, p.Seed)
 	// The turns end a millisecond apart on the simulation's own clock, not
 	// the machine's: the same seed makes the same spans and lines.
@@ -508,12 +498,8 @@ func (s *schedule) restartAfterDeath(ctx context.Context) error {
 	// after a fatal error are not meant to run (the process exits), and a
 	// stop of such a database races its own background work: on the
 	// pebble engine a dead process is left as it is, its calls parked.
-	//
-	// The lines connector's memory dies with it: the turn lines it held
-	// may never be decided (its README: a crash loses the held lines).
-	if c := s.c; c != nil && c.lines != nil {
-		s.heldLost(c.lines.HeldTurns(), "the process died")
-		c.lines = nil
+	if c := s.c; c != nil {
+		c.lines = nil // dies with the process: what it held is in shared_storage
 	}
 	if c := s.c; s.p.Engine != sharedstorage.EnginePebble {
 		_ = c.stop(ctx)
@@ -537,13 +523,11 @@ func (s *schedule) restart(ctx context.Context) error {
 	s.restarts++
 	c := s.c
 	// The lines connector first: it emits what it holds to the processor.
-	// Refused, what it held is lost, as at a crash.
+	// Refused, what it held stays in shared_storage for the next start.
 	if lines := c.lines; lines != nil {
 		c.lines = nil
-		held := lines.HeldTurns()
 		if err := s.within(func() error { return lines.Shutdown(ctx) }); err != nil || s.w.fs.dead() {
 			s.event("the lines connector's shutdown: %v", err)
-			s.stopLost += s.heldLost(held, "the lines connector's shutdown was refused")
 		}
 	}
 	if err := s.within(func() error { return c.stop(ctx) }); err != nil && !s.w.fs.dead() {
@@ -554,26 +538,6 @@ func (s *schedule) restart(ctx context.Context) error {
 		return s.restartAfterDeath(ctx)
 	}
 	return s.startAgain(ctx)
-}
-
-// heldLost notes the lines turns whose turn line the lines connector held
-// when it lost what it held, and says how many it had not noted before. A
-// turn whose phone request was not acknowledged is not: its sender sends
-// the turn line again.
-func (s *schedule) heldLost(held []pcommon.TraceID, why string) int {
-	n := 0
-	for _, t := range held {
-		i := slices.IndexFunc(s.lines, func(lt *linesTurn) bool { return lt != nil && lt.trace == t })
-		if i < 0 || !s.reqs[2*i].acked {
-			continue
-		}
-		if !s.mayLose[t] {
-			s.mayLose[t] = true
-			n++
-			s.event("  the lines connector held the turn line of trace %s: it may be lost (%s)", t, why)
-		}
-	}
-	return n
 }
 
 // startAgain starts a new process on the files as they are: it must

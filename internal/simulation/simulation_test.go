@@ -28,6 +28,7 @@ var kept = []struct {
 }{
 	{3, "a commit that failed after the verdicts of a request were accepted answered 200"},
 	{5, "with fsync, the verdict file made and never synced into its folder: a power loss took it whole"},
+	{7, "a turn line the lines connector held for its take, acknowledged, was lost with the process when it was killed"},
 	{13, "a batch whose new trace found no room was answered 200"},
 	{17, "garbage a power loss left at the verdict file's end stayed, lines after it"},
 	{56, "a turn line held by the lines connector for its take, acknowledged, was lost when the processor refused the emission that carried it (its take's, or the sweep's)"},

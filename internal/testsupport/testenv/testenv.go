@@ -152,6 +152,16 @@ func (p *Process) Stop() {
 	}
 }
 
+// Kill ends the process (its whole process group) with SIGKILL, as a
+// crash would: nothing of it runs a shutdown. It waits for it to end.
+func (p *Process) Kill() {
+	if p.Exited() {
+		return
+	}
+	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
 // WaitFor polls cond every 50 ms until it returns true or timeout passes.
 func WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
