@@ -517,16 +517,16 @@ func (t *Turn) recordMetrics(r *endReadings) {
 
 // textLine is the turn's [voice-turn] line.
 func (t *Turn) textLine(r *endReadings) *textlines.Turn {
-	line := &textlines.Turn{
-		Index: t.index, TraceID: t.TraceID(), LinkType: t.linkType, LinkSubtype: t.linkSubtype,
+	line := &textlines.Turn{TraceID: t.TraceID(), Units: t.lines, TurnValues: textlines.TurnValues{
+		Index: t.index, LinkType: t.linkType, LinkSubtype: t.linkSubtype,
 		Inputs: t.route.Inputs, Outputs: t.route.Outputs, Bluetooth: r.bluetooth, SampleRate: t.route.SampleRate,
-		RouteChanges: t.routeChanges, Changes: t.changes, Stutter: t.stutter, Units: t.lines,
+		RouteChanges: t.routeChanges, Changes: t.changes, Stutter: t.stutter,
 		ListenGrant: t.listen.Grant, ListenSession: t.listen.Session, ListenTotal: t.listen.Total,
 		RPMLoaded: t.rpmLoaded, RPMFresh: t.rpmFresh, SpeechEndToPost: t.speechEndToPost, NotSent: t.notSent,
 		PoolResets: r.pool, PoolResetsBefore: r.poolPrev, HasPoolResets: r.hasPool, HasPoolPrior: r.hasPool && r.hasPoolPrev,
 		DeviceUptime: t.health.DeviceUptime, AppUptime: t.health.AppUptime,
 		Activations: t.health.Activations, Memory: t.health.Memory,
-	}
+	}}
 	line.Live = make([]textlines.Live, numKinds)
 	for k, kind := range semconv.LiveKinds {
 		l := textlines.Live{Kind: kind, Now: int(r.live[k])}

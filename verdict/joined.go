@@ -129,13 +129,11 @@ func appendTurnSpan(s ptrace.Span, id pcommon.TraceID, t *TurnReadings) {
 	if t.HasPoolBefore {
 		a.PutInt(semconv.PoolResetsBefore, t.PoolBefore)
 	}
-	putSeconds(a, semconv.ListenGrant, t.ListenGrant, t.HasGrant)
-	putSeconds(a, semconv.ListenSession, t.ListenSession, t.HasSession)
-	putSeconds(a, semconv.ListenTotal, t.ListenTotal, t.HasTotal)
-	putSeconds(a, semconv.HealthAppUptime, t.AppUptime.V, t.AppUptime.OK)
-	putSeconds(a, semconv.HealthDeviceUptime, t.DeviceUptime.V, t.DeviceUptime.OK)
-	putSeconds(a, semconv.TurnSpeechEndPost, t.SpeechEndToPost, t.HasSpeechEndToPost)
-	putSeconds(a, semconv.TurnNotSent, t.NotSent, t.HasNotSent)
+	for _, s := range TurnSeconds {
+		if v, ok := s.At(t); *ok {
+			a.PutDouble(s.Name, *v)
+		}
+	}
 	if t.Units >= 0 {
 		a.PutInt(semconv.TurnUnits, t.Units)
 	}
@@ -190,12 +188,6 @@ func appendTakeSpan(s ptrace.Span, id pcommon.TraceID, k *Take) {
 		return
 	}
 	a.PutDouble(semconv.TakeNeed, k.Need)
-}
-
-func putSeconds(a pcommon.Map, key string, v float64, ok bool) {
-	if ok {
-		a.PutDouble(key, v)
-	}
 }
 
 func putProblems(a pcommon.Map, problems []string) {

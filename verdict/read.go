@@ -33,13 +33,7 @@ func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *TurnReadings {
 	t := &TurnReadings{SpanID: span.SpanID(), Units: -1, Resource: own}
 
 	t.EndTime = span.EndTimestamp()
-	// No rule reads them, but a negative or impossible one is bad input
-	// all the same (docs/domain.md): the done reading would count it.
-	t.SpeechEndToPost, t.HasSpeechEndToPost = r.seconds(semconv.TurnSpeechEndPost)
-	t.NotSent, t.HasNotSent = r.seconds(semconv.TurnNotSent)
 	t.Index, _ = r.count(semconv.TurnIndex)
-	t.AppUptime.V, t.AppUptime.OK = r.seconds(semconv.HealthAppUptime)
-	t.DeviceUptime.V, t.DeviceUptime.OK = r.seconds(semconv.HealthDeviceUptime)
 	if link, ok := r.str(semconv.NetworkConnectionType); ok && link != "" {
 		t.Link = link
 	}
@@ -48,9 +42,12 @@ func ReadTurnUnder(own pcommon.Resource, span ptrace.Span) *TurnReadings {
 	t.Live = readLive(&r, attrs)
 	t.readPool(&r)
 
-	t.ListenGrant, t.HasGrant = r.seconds(semconv.ListenGrant)
-	t.ListenSession, t.HasSession = r.seconds(semconv.ListenSession)
-	t.ListenTotal, t.HasTotal = r.seconds(semconv.ListenTotal)
+	// Those no rule reads too: a negative or impossible one is bad input
+	// all the same (docs/domain.md), as the done reading would count it.
+	for _, s := range TurnSeconds {
+		v, ok := s.At(t)
+		*v, *ok = r.seconds(s.Name)
+	}
 	if n, ok := r.count(semconv.TurnUnits); ok {
 		t.Units = n
 	}

@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/percause/percause/instr/semconv"
 )
 
 // The readings are the only part of a span the processor keeps: what the rules
@@ -66,6 +68,43 @@ type TurnReadings struct {
 	// (docs/decisions/0249). No rule reads them; a negative one is bad
 	// input, as percause check says.
 	AppUptime, DeviceUptime Opt[float64]
+}
+
+// TurnSecond is a reading of the voice.turn in seconds that the turn
+// keeps as it is read: one row of TurnSeconds each. From the table, each
+// is read from the span (ReadTurnUnder), put on the joined form and stored
+// by the verdict processor's codec under its ID, so a reading of this kind
+// is added here, a field above and a row below, and in none of those.
+type TurnSecond struct {
+	// ID names the reading in a stored turn: rows keep their IDs, and a
+	// new row takes the next.
+	ID uint8
+	// Name is its attribute (instr/semconv).
+	Name string
+	// At is where a turn keeps it, and whether it was given.
+	At func(t *TurnReadings) (v *float64, ok *bool)
+}
+
+// TurnSeconds are the turn's seconds readings, in the order the joined
+// form puts them (not changed at run time).
+var TurnSeconds = []TurnSecond{
+	{1, semconv.ListenGrant, func(t *TurnReadings) (*float64, *bool) { return &t.ListenGrant, &t.HasGrant }},
+	{2, semconv.ListenSession, func(t *TurnReadings) (*float64, *bool) { return &t.ListenSession, &t.HasSession }},
+	{3, semconv.ListenTotal, func(t *TurnReadings) (*float64, *bool) { return &t.ListenTotal, &t.HasTotal }},
+	{4, semconv.HealthAppUptime, func(t *TurnReadings) (*float64, *bool) { return &t.AppUptime.V, &t.AppUptime.OK }},
+	{5, semconv.HealthDeviceUptime, func(t *TurnReadings) (*float64, *bool) { return &t.DeviceUptime.V, &t.DeviceUptime.OK }},
+	{6, semconv.TurnSpeechEndPost, func(t *TurnReadings) (*float64, *bool) { return &t.SpeechEndToPost, &t.HasSpeechEndToPost }},
+	{7, semconv.TurnNotSent, func(t *TurnReadings) (*float64, *bool) { return &t.NotSent, &t.HasNotSent }},
+}
+
+// TurnSecondOf is the row of a stored ID.
+func TurnSecondOf(id uint8) (TurnSecond, bool) {
+	for _, s := range TurnSeconds {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return TurnSecond{}, false
 }
 
 // MaxOutputs bounds the route outputs a turn carries to its verdict.

@@ -30,23 +30,24 @@ import (
 // instr/semconv (instr/semconv/names.go, instr/semconv/registry.go;
 // docs/semconv.md is generated), its setter in the SDK (instr/turn.go,
 // and the text line it writes through exporters/textlines.Turn), its
-// field in exporters/textlines (exporters/textlines/fields.go, the
-// TurnReading of exporters/textlines/record.go, a Fields bit) and the row
-// of the line's table in instr/semconv/markdown.go, its attribute in the
-// lines connector (components/linesconnector/spans.go), its reader here
-// (readings.go: TurnReadings; read.go: ReadTurnUnder), the joined form
-// (joined.go), the stored codec
-// (processors/verdictprocessor/internal/persist/trace_codec.go, a new
-// codec version when the stored form changes), and, when a reader of
-// verdicts alone needs it (the registry puts it on percause.verdict too),
-// the verdict span (span.go: Record, RecordOf, writeAttributes,
-// FromSpan), and the day report's turn and its Readings
+// field in exporters/textlines (exporters/textlines/fields.go, and in
+// exporters/textlines/record.go its TurnValues field, its Fields bit and,
+// for a reading the span carries as it is, its TurnScalars row, which the
+// lines connector puts on the span) and the row of the line's table in
+// instr/semconv/markdown.go; its place here (readings.go: a TurnReadings
+// field, and for a reading in seconds its TurnSeconds row, from which it
+// is read, put on the joined form and stored by the processor's codec
+// with no change there; another kind is read in read.go, joined in
+// joined.go and needs a new codec version in
+// processors/verdictprocessor/internal/persist/trace_codec.go), and,
+// when a reader of verdicts alone needs it (the registry puts it on
+// percause.verdict too), the verdict span (span.go: Record, RecordOf,
+// writeAttributes, FromSpan), and the day report's turn and its Readings
 // (internal/page/dayreport), which the page (internal/page/verdictpage)
-// shows as they are. A rule that reads it names it in its reads
-// above. The registry is the list: TestEveryCarriedReadingArrives, in
-// each of those packages, puts every reading semconv.CarriedOnVerdict
-// names through its place and
-// fails on the one left out.
+// shows as they are. A rule that reads it names it in its reads above.
+// The registry is the list: TestEveryCarriedReadingArrives, in each of
+// those packages, puts every reading semconv.CarriedOnVerdict names
+// through its place and fails on the one left out.
 
 // rule is one row of the table.
 type rule struct {

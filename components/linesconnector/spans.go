@@ -93,8 +93,14 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 	sp.SetStartTimestamp(end)
 	sp.SetEndTimestamp(end)
 	a := sp.Attributes()
-	if has(textlines.FTurn) {
-		a.PutInt(semconv.TurnIndex, int64(t.Index))
+	for _, s := range textlines.TurnScalars {
+		switch {
+		case !has(s.Given):
+		case s.Count != nil:
+			a.PutInt(s.Attr, s.Count(t))
+		default:
+			a.PutDouble(s.Attr, s.Seconds(t))
+		}
 	}
 	// An app line marks a stutter with +stutter: its absence is no stutter.
 	a.PutBool(semconv.TurnStutter, t.Stutter)
@@ -106,9 +112,6 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 	}
 	if problems := lineProblems(l); len(problems) > 0 {
 		putStrings(a, verdict.AttrJoinedProblems, problems)
-	}
-	if has(textlines.FNotSent) {
-		a.PutDouble(semconv.TurnNotSent, t.NotSent)
 	}
 	if has(textlines.FLink) {
 		a.PutStr(semconv.NetworkConnectionType, t.LinkType)
@@ -126,18 +129,6 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 	if has(textlines.FSampleRate) && (has(textlines.FRoute) || t.SampleRate > 0) {
 		a.PutDouble(semconv.RouteSampleRate, t.SampleRate)
 	}
-	if has(textlines.FDeviceUptime) {
-		a.PutDouble(semconv.HealthDeviceUptime, t.DeviceUptime)
-	}
-	if has(textlines.FAppUptime) {
-		a.PutDouble(semconv.HealthAppUptime, t.AppUptime)
-	}
-	if has(textlines.FActivations) {
-		a.PutInt(semconv.HealthActivations, int64(t.Activations))
-	}
-	if has(textlines.FMemory) {
-		a.PutInt(semconv.HealthMemory, t.Memory)
-	}
 	for _, lv := range t.Live {
 		now, before := liveKeys(lv.Kind)
 		a.PutInt(now, int64(lv.Now))
@@ -153,22 +144,6 @@ func appendTurnSpans(rss ptrace.ResourceSpansSlice, l *line, trace pcommon.Trace
 		if t.HasPoolPrior {
 			a.PutInt(semconv.PoolResetsBefore, int64(t.PoolResetsBefore))
 		}
-	}
-	if has(textlines.FListenGrant) {
-		a.PutDouble(semconv.ListenGrant, t.ListenGrant)
-	}
-	if has(textlines.FListenSession) {
-		a.PutDouble(semconv.ListenSession, t.ListenSession)
-	}
-	if has(textlines.FListenTotal) {
-		a.PutDouble(semconv.ListenTotal, t.ListenTotal)
-	}
-	if has(textlines.FRPM) {
-		a.PutDouble(semconv.RPMLoaded, t.RPMLoaded)
-		a.PutDouble(semconv.RPMFresh, t.RPMFresh)
-	}
-	if has(textlines.FPost) {
-		a.PutDouble(semconv.TurnSpeechEndPost, t.SpeechEndToPost)
 	}
 	// Route changes: each with its time, reason and outputs when the line
 	// gives them; an older line gives only their count, and each becomes an

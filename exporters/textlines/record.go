@@ -1,6 +1,10 @@
 package textlines
 
-import "time"
+import (
+	"time"
+
+	"github.com/percause/percause/instr/semconv"
+)
 
 // What a line read gives: its kind, the readings of a [voice-turn] or a
 // [tts-take] line, and which of them it carried.
@@ -101,15 +105,22 @@ type UnitReading struct {
 	HasBrokenUnit   bool // silent, cushion and take (from the broke= list of units that underran)
 }
 
-// TurnReading is a [voice-turn] line's readings; Present says which were given.
-type TurnReading struct {
-	Index                       int
-	LinkType, LinkSubtype       string
-	Stutter, Bluetooth          bool
-	Inputs, Outputs             []string
-	SampleRate                  float64
-	RouteChanges                int // the count the line gives (or len(Changes))
+// TurnValues are the readings a [voice-turn] line prints and reads alike:
+// the writer's Turn and the reader's TurnReading each carry them, so a
+// reading of the line is declared here once.
+type TurnValues struct {
+	Index                 int
+	LinkType, LinkSubtype string
+	Inputs, Outputs       []string
+	Bluetooth             bool
+	SampleRate            float64
+	// RouteChanges is the count the line gives (a reader: or len(Changes)).
+	RouteChanges int
+	// Changes are the route changes while she read, in order. The line
+	// prints them (changes=…) only when given: a writer that knows only
+	// the count keeps printing route_changes alone, as before.
 	Changes                     []RouteChange
+	Stutter                     bool
 	ListenGrant, ListenSession  float64
 	ListenTotal                 float64
 	RPMLoaded, RPMFresh         float64
@@ -121,6 +132,44 @@ type TurnReading struct {
 	DeviceUptime, AppUptime     float64
 	Activations                 int
 	Memory                      int64
+}
+
+// TurnScalar is a reading of a [voice-turn] line that becomes one attribute
+// of its voice.turn span as it is, when the line gives it: the lines
+// connector puts each from this table, so a reading of this kind is added
+// to the line (its field above, its TurnReading field) and here, and the
+// connector is left as it is.
+type TurnScalar struct {
+	// Given is the bit that says the line gave it.
+	Given Fields
+	// Attr is its attribute (instr/semconv).
+	Attr string
+	// Count gives it as an int attribute; else Seconds gives it as a
+	// double.
+	Count   func(t *TurnReading) int64
+	Seconds func(t *TurnReading) float64
+}
+
+// TurnScalars are the line's scalar readings, in the order the connector
+// puts them (not changed at run time).
+var TurnScalars = []TurnScalar{
+	{Given: FTurn, Attr: semconv.TurnIndex, Count: func(t *TurnReading) int64 { return int64(t.Index) }},
+	{Given: FNotSent, Attr: semconv.TurnNotSent, Seconds: func(t *TurnReading) float64 { return t.NotSent }},
+	{Given: FDeviceUptime, Attr: semconv.HealthDeviceUptime, Seconds: func(t *TurnReading) float64 { return t.DeviceUptime }},
+	{Given: FAppUptime, Attr: semconv.HealthAppUptime, Seconds: func(t *TurnReading) float64 { return t.AppUptime }},
+	{Given: FActivations, Attr: semconv.HealthActivations, Count: func(t *TurnReading) int64 { return int64(t.Activations) }},
+	{Given: FMemory, Attr: semconv.HealthMemory, Count: func(t *TurnReading) int64 { return t.Memory }},
+	{Given: FListenGrant, Attr: semconv.ListenGrant, Seconds: func(t *TurnReading) float64 { return t.ListenGrant }},
+	{Given: FListenSession, Attr: semconv.ListenSession, Seconds: func(t *TurnReading) float64 { return t.ListenSession }},
+	{Given: FListenTotal, Attr: semconv.ListenTotal, Seconds: func(t *TurnReading) float64 { return t.ListenTotal }},
+	{Given: FRPM, Attr: semconv.RPMLoaded, Seconds: func(t *TurnReading) float64 { return t.RPMLoaded }},
+	{Given: FRPM, Attr: semconv.RPMFresh, Seconds: func(t *TurnReading) float64 { return t.RPMFresh }},
+	{Given: FPost, Attr: semconv.TurnSpeechEndPost, Seconds: func(t *TurnReading) float64 { return t.SpeechEndToPost }},
+}
+
+// TurnReading is a [voice-turn] line's readings; Present says which were given.
+type TurnReading struct {
+	TurnValues
 	// DeclaredUnits is units= (-1 when absent); Units are the units read.
 	DeclaredUnits int
 	Units         []UnitReading

@@ -33,30 +33,9 @@ type Live struct {
 
 // Turn is one voice turn as the [voice-turn] line prints it.
 type Turn struct {
-	Index                 int
-	TraceID               string
-	LinkType, LinkSubtype string
-	Inputs, Outputs       []string
-	Bluetooth             bool
-	SampleRate            float64
-	RouteChanges          int
-	// Changes are the route changes while she read, in order. The line
-	// prints them (changes=…) only when given: a writer that knows only
-	// the count keeps printing route_changes alone, as before.
-	Changes                     []RouteChange
-	Stutter                     bool
-	Units                       []Unit
-	ListenGrant, ListenSession  float64
-	ListenTotal                 float64
-	RPMLoaded, RPMFresh         float64
-	SpeechEndToPost, NotSent    float64
-	PoolResets                  int
-	PoolResetsBefore            int
-	HasPoolResets, HasPoolPrior bool
-	Live                        []Live
-	DeviceUptime, AppUptime     float64
-	Activations                 int
-	Memory                      int64
+	TurnValues
+	TraceID string
+	Units   []Unit
 }
 
 // Take is one engine take as the [tts-take] line prints it.

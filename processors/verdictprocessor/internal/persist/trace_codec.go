@@ -24,13 +24,18 @@ import (
 // codec does not carry.
 
 // traceVersion is the first byte of every trace this build stores.
-const traceVersion = 4
+const traceVersion = 5
 
 // traceReaders read the stored form of each version into a trace.
 var traceReaders = map[byte]func(d *compact.Decoder, t *verdict.Trace) []byte{
 	3: readTraceV3,
 	4: readTraceV4,
+	5: readTraceV5,
 }
+
+// maxSeconds bounds the seconds readings a stored turn may name (a larger
+// count is corrupt); a build names at most len(verdict.TurnSeconds).
+const maxSeconds = 64
 
 // encodeTrace appends the stored form of a held trace to b; rs is its
 // turn's resource, encoded (encodeResource).
@@ -41,7 +46,7 @@ func encodeTrace(b []byte, t *verdict.Trace, rs []byte) []byte {
 	if tr := t.Turn; tr != nil {
 		e.Span(tr.SpanID)
 		e.Bytes(rs)
-		writeTurnV4(&e, tr)
+		writeTurnV5(&e, tr)
 	}
 	e.Int(int64(t.ExtraTurns))
 	e.Spans(t.UnitSpans)
@@ -70,17 +75,11 @@ func encodeTrace(b []byte, t *verdict.Trace, rs []byte) []byte {
 	return e.B
 }
 
-// writeTurnV4 is version 3's turn and its uptimes, which a launch's
-// boundaries read (docs/decisions/0249).
-func writeTurnV4(e *compact.Encoder, t *verdict.TurnReadings) {
-	writeTurnV3(e, t)
-	e.Bool(t.AppUptime.OK)
-	e.Float(t.AppUptime.V)
-	e.Bool(t.DeviceUptime.OK)
-	e.Float(t.DeviceUptime.V)
-}
-
-func writeTurnV3(e *compact.Encoder, t *verdict.TurnReadings) {
+// writeTurnV5 is the turn's readings with each seconds reading it was
+// given named by its ID in verdict.TurnSeconds, so a reading added there
+// is stored without a change here, and an ID this build does not know (a
+// later build's) is passed over.
+func writeTurnV5(e *compact.Encoder, t *verdict.TurnReadings) {
 	e.Int(t.Index)
 	e.Str(t.Link)
 	e.Bool(t.Stutter)
@@ -100,20 +99,23 @@ func writeTurnV3(e *compact.Encoder, t *verdict.TurnReadings) {
 	e.Int(t.PoolBefore)
 	e.Bool(t.HasPoolResets)
 	e.Bool(t.HasPoolBefore)
-	e.Float(t.ListenGrant)
-	e.Float(t.ListenSession)
-	e.Float(t.ListenTotal)
-	e.Bool(t.HasGrant)
-	e.Bool(t.HasSession)
-	e.Bool(t.HasTotal)
 	e.Int(t.Units)
 	e.Strs(t.Problems)
 	e.Uint(uint64(t.EndTime))
 	e.Strs(t.Outputs)
-	e.Float(t.SpeechEndToPost)
-	e.Float(t.NotSent)
-	e.Bool(t.HasSpeechEndToPost)
-	e.Bool(t.HasNotSent)
+	given := 0
+	for _, s := range verdict.TurnSeconds {
+		if _, ok := s.At(t); *ok {
+			given++
+		}
+	}
+	e.Uint(uint64(given))
+	for _, s := range verdict.TurnSeconds {
+		if v, ok := s.At(t); *ok {
+			e.Uint(uint64(s.ID))
+			e.Float(*v)
+		}
+	}
 }
 
 // decodeTrace reads a stored trace back into t, whatever version of this
@@ -174,6 +176,40 @@ func readTrace(d *compact.Decoder, t *verdict.Trace, readTurn func(d *compact.De
 		return verdict.Take{SpanID: d.Span(), ID: d.Str(), Need: d.Float(), Problem: d.Str()}
 	})
 	return rs
+}
+
+// readTraceV5 reads version 5: the seconds readings named by their IDs.
+func readTraceV5(d *compact.Decoder, t *verdict.Trace) []byte {
+	return readTrace(d, t, readTurnV5)
+}
+
+func readTurnV5(d *compact.Decoder, t *verdict.TurnReadings) {
+	t.Index = d.Int()
+	t.Link = d.Str()
+	t.Stutter = d.Bool()
+	t.Bluetooth = d.Bool()
+	t.BTOutput = d.Str()
+	t.RouteChanges = compact.List(d, verdict.MaxRouteChanges, func() verdict.RouteChange {
+		return verdict.RouteChange{At: d.Float(), Reason: d.Str()}
+	})
+	t.Live = compact.List(d, 2*verdict.MaxLiveKinds, func() verdict.LiveSeries {
+		return verdict.LiveSeries{Kind: d.Str(), Series: d.Ints()}
+	})
+	t.PoolResets = d.Int()
+	t.PoolBefore = d.Int()
+	t.HasPoolResets = d.Bool()
+	t.HasPoolBefore = d.Bool()
+	t.Units = d.Int()
+	t.Problems = d.Strs()
+	t.EndTime = pcommon.Timestamp(d.Uint())
+	t.Outputs = d.Strs()
+	for n := d.Count(maxSeconds); n > 0 && d.Err == nil; n-- {
+		id, v := d.Uint(), d.Float()
+		if s, ok := verdict.TurnSecondOf(uint8(id)); ok && uint64(s.ID) == id {
+			at, given := s.At(t)
+			*at, *given = v, true
+		}
+	}
 }
 
 func readTurnV4(d *compact.Decoder, t *verdict.TurnReadings) {
