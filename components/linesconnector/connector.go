@@ -239,7 +239,43 @@ type line struct {
 }
 
 func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
-	now := c.now()
+	lines := c.read(ctx, ld, c.now())
+	out := newEmission()
+	c.mu.Lock()
+	// A line another delivery is carrying to the next consumer waits for
+	// its answer: read now, it would be a duplicate of a turn that may yet
+	// be refused, and this delivery acknowledged for lines then lost (its
+	// sender, answered, does not send them again). Accepted, they are
+	// duplicates; refused, this delivery carries them itself.
+	if err := c.awaitCarriersLocked(ctx, lines); err != nil {
+		return err // unlocked: nothing of this delivery was taken in, and its sender sends again
+	}
+	c.batches++
+	out.batch = c.batches
+	for i := range lines {
+		lines[i].batch = out.batch
+		c.st.add(&lines[i], &out)
+	}
+	c.st.limit(&out)
+	c.takeOffLocked(&out)
+	// Stored before the answer: a line held when its sender is answered
+	// outlives the process. Failed, the lines stay held in memory, the
+	// sender is told, and the same lines delivered again (duplicates of
+	// those held) are answered once a write stores them.
+	stored := c.st.store.writeLocked(ctx)
+	c.mu.Unlock()
+
+	// An error goes back to the receiver, which may deliver the logs again:
+	// what was refused was not remembered as emitted, so the lines delivered
+	// again are emitted then; the spans made from a line are the same every
+	// time (their IDs derive from the line), so a redelivery of what was
+	// accepted cannot make a second turn.
+	return errors.Join(c.emit(ctx, &out), stored)
+}
+
+// read reads the lines of a delivery's log records, and counts what it
+// read by outcome.
+func (c *linesConnector) read(ctx context.Context, ld plog.Logs, now time.Time) []line {
 	var lines []line
 	counts := map[string]int64{}
 	malformed := map[string]int64{}
@@ -283,23 +319,7 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 						counts[outcomeTake]++
 					}
 					unknown += int64(rec.Unknown)
-					l := line{rec: rec, text: text, resource: res, file: file, number: number + int64(n), arrived: now}
-					if rec.TraceID != "" {
-						l.trace = traceIDOf(rec.TraceID)
-					} else if !lr.TraceID().IsEmpty() {
-						l.trace = lr.TraceID()
-					}
-					switch {
-					case !rec.Time.IsZero():
-						l.at, l.timed = rec.Time, true
-					case lr.Timestamp() != 0:
-						l.at, l.timed = lr.Timestamp().AsTime(), true
-					case lr.ObservedTimestamp() != 0:
-						l.at = lr.ObservedTimestamp().AsTime()
-					default:
-						l.at = now
-					}
-					lines = append(lines, l)
+					lines = append(lines, lineOf(rec, text, res, lr, file, number+int64(n), now))
 				}
 			}
 		}
@@ -314,18 +334,40 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	if unknown > 0 {
 		c.tel.ConnectorLinesUnknownFields.Add(ctx, unknown)
 	}
+	return lines
+}
 
-	out := newEmission()
-	c.mu.Lock()
-	// A line another delivery is carrying to the next consumer waits for
-	// its answer: read now, it would be a duplicate of a turn that may yet
-	// be refused, and this delivery acknowledged for lines then lost (its
-	// sender, answered, does not send them again). Accepted, they are
-	// duplicates; refused, this delivery carries them itself.
+// lineOf is a line read from a log record: its trace the line's own, else
+// the record's; its time the line's own, else the record's, else when it
+// was read.
+func lineOf(rec textlines.Record, text string, res pcommon.Resource, lr plog.LogRecord, file string, number int64, now time.Time) line {
+	l := line{rec: rec, text: text, resource: res, file: file, number: number, arrived: now}
+	if rec.TraceID != "" {
+		l.trace = traceIDOf(rec.TraceID)
+	} else if !lr.TraceID().IsEmpty() {
+		l.trace = lr.TraceID()
+	}
+	switch {
+	case !rec.Time.IsZero():
+		l.at, l.timed = rec.Time, true
+	case lr.Timestamp() != 0:
+		l.at, l.timed = lr.Timestamp().AsTime(), true
+	case lr.ObservedTimestamp() != 0:
+		l.at = lr.ObservedTimestamp().AsTime()
+	default:
+		l.at = now
+	}
+	return l
+}
+
+// awaitCarriersLocked waits, lock let go meanwhile, until no delivery on
+// its way to the next consumer carries a line of lines; a context that
+// ends first returns its error with the lock let go.
+func (c *linesConnector) awaitCarriersLocked(ctx context.Context, lines []line) error {
 	for {
 		f := c.carryingLocked(lines)
 		if f == nil {
-			break
+			return nil
 		}
 		c.waiting++
 		c.mu.Unlock()
@@ -333,7 +375,6 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			// Nothing of this delivery was taken in: its sender sends again.
 			c.mu.Lock()
 			c.waiting--
 			c.mu.Unlock()
@@ -342,27 +383,6 @@ func (c *linesConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		c.mu.Lock()
 		c.waiting--
 	}
-	c.batches++
-	out.batch = c.batches
-	for i := range lines {
-		lines[i].batch = out.batch
-		c.st.add(&lines[i], &out)
-	}
-	c.st.limit(&out)
-	c.takeOffLocked(&out)
-	// Stored before the answer: a line held when its sender is answered
-	// outlives the process. Failed, the lines stay held in memory, the
-	// sender is told, and the same lines delivered again (duplicates of
-	// those held) are answered once a write stores them.
-	stored := c.st.store.writeLocked(ctx)
-	c.mu.Unlock()
-
-	// An error goes back to the receiver, which may deliver the logs again:
-	// what was refused was not remembered as emitted, so the lines delivered
-	// again are emitted then; the spans made from a line are the same every
-	// time (their IDs derive from the line), so a redelivery of what was
-	// accepted cannot make a second turn.
-	return errors.Join(c.emit(ctx, &out), stored)
 }
 
 // carryingLocked returns the emission on its way to the next consumer that
