@@ -26,9 +26,9 @@ func TestFactories(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"receiver":  {"otlp", "filelog"},
+		"receiver":  {"otlp", "filelog", "kafka"},
 		"processor": {"verdict", "batch", "memory_limiter", "resource"},
-		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file", "verdicts"},
+		"exporter":  {"prometheus", "prometheusremotewrite", "otlphttp", "debug", "nop", "file", "kafka", "verdicts"},
 		"extension": {"file_storage", "shared_storage", "bearertokenauth", "health_check"},
 		"connector": {"count", "lines", "forward", "verdictcount"},
 	}
