@@ -268,12 +268,15 @@ func (p processFS) MkdirAll(dir string, _ os.FileMode) error {
 
 // SyncDir puts the directory's entries on the disk: the files in it as
 // the process sees them.
-func (p processFS) SyncDir(dir string) error {
+func (p processFS) SyncDir(dir string) error { return p.syncDir(dir, "syncdir") }
+
+// syncDir syncs dir as a call of the kind what.
+func (p processFS) syncDir(dir, what string) error {
 	fs := p.fs
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	dir = filepath.Clean(dir)
-	if _, err := fs.step(p.gen, "syncdir", dir, 0); err != nil {
+	if _, err := fs.step(p.gen, what, dir, 0); err != nil {
 		return &os.PathError{Op: "sync", Path: dir, Err: err}
 	}
 	for p := range fs.durable {
