@@ -184,25 +184,8 @@ func readTraceV5(d *compact.Decoder, t *verdict.Trace) []byte {
 }
 
 func readTurnV5(d *compact.Decoder, t *verdict.TurnReadings) {
-	t.Index = d.Int()
-	t.Link = d.Str()
-	t.Stutter = d.Bool()
-	t.Bluetooth = d.Bool()
-	t.BTOutput = d.Str()
-	t.RouteChanges = compact.List(d, verdict.MaxRouteChanges, func() verdict.RouteChange {
-		return verdict.RouteChange{At: d.Float(), Reason: d.Str()}
-	})
-	t.Live = compact.List(d, 2*verdict.MaxLiveKinds, func() verdict.LiveSeries {
-		return verdict.LiveSeries{Kind: d.Str(), Series: d.Ints()}
-	})
-	t.PoolResets = d.Int()
-	t.PoolBefore = d.Int()
-	t.HasPoolResets = d.Bool()
-	t.HasPoolBefore = d.Bool()
-	t.Units = d.Int()
-	t.Problems = d.Strs()
-	t.EndTime = pcommon.Timestamp(d.Uint())
-	t.Outputs = d.Strs()
+	readTurnHead(d, t)
+	readTurnTail(d, t)
 	for n := d.Count(maxSeconds); n > 0 && d.Err == nil; n-- {
 		id, v := d.Uint(), d.Float()
 		if s, ok := verdict.TurnSecondOf(uint8(id)); ok && uint64(s.ID) == id {
@@ -219,6 +202,23 @@ func readTurnV4(d *compact.Decoder, t *verdict.TurnReadings) {
 }
 
 func readTurnV3(d *compact.Decoder, t *verdict.TurnReadings) {
+	readTurnHead(d, t)
+	t.ListenGrant = d.Float()
+	t.ListenSession = d.Float()
+	t.ListenTotal = d.Float()
+	t.HasGrant = d.Bool()
+	t.HasSession = d.Bool()
+	t.HasTotal = d.Bool()
+	readTurnTail(d, t)
+	t.SpeechEndToPost = d.Float()
+	t.NotSent = d.Float()
+	t.HasSpeechEndToPost = d.Bool()
+	t.HasNotSent = d.Bool()
+}
+
+// readTurnHead reads what every version stores first: the turn's index,
+// link, route and its changes, live counts and pool tallies.
+func readTurnHead(d *compact.Decoder, t *verdict.TurnReadings) {
 	t.Index = d.Int()
 	t.Link = d.Str()
 	t.Stutter = d.Bool()
@@ -234,18 +234,13 @@ func readTurnV3(d *compact.Decoder, t *verdict.TurnReadings) {
 	t.PoolBefore = d.Int()
 	t.HasPoolResets = d.Bool()
 	t.HasPoolBefore = d.Bool()
-	t.ListenGrant = d.Float()
-	t.ListenSession = d.Float()
-	t.ListenTotal = d.Float()
-	t.HasGrant = d.Bool()
-	t.HasSession = d.Bool()
-	t.HasTotal = d.Bool()
+}
+
+// readTurnTail reads what follows them in every version (version 3 and 4
+// with the listen readings between): units, problems, end and outputs.
+func readTurnTail(d *compact.Decoder, t *verdict.TurnReadings) {
 	t.Units = d.Int()
 	t.Problems = d.Strs()
 	t.EndTime = pcommon.Timestamp(d.Uint())
 	t.Outputs = d.Strs()
-	t.SpeechEndToPost = d.Float()
-	t.NotSent = d.Float()
-	t.HasSpeechEndToPost = d.Bool()
-	t.HasNotSent = d.Bool()
 }
