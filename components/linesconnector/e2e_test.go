@@ -75,24 +75,31 @@ func appendLines(t *testing.T, path string, lines []string) {
 // countVerdicts counts the verdict spans per trace in the verdict file.
 func countVerdicts(t *testing.T, path string) map[string]int {
 	t.Helper()
+	n := map[string]int{}
+	for _, v := range verdictsIn(t, path) {
+		n[v.TraceID]++
+	}
+	return n
+}
+
+// verdictsIn reads every verdict in the verdict file, in its order (a
+// line still being written is passed over).
+func verdictsIn(t *testing.T, path string) []verdicts.Verdict {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	n := map[string]int{}
+	var out []verdicts.Verdict
 	for _, l := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		vs, err := verdicts.Parse(l)
-		if err != nil {
-			continue // a line still being written
-		}
-		for _, v := range vs {
-			n[v.TraceID]++
+		if vs, err := verdicts.Parse(l); err == nil {
+			out = append(out, vs...)
 		}
 	}
-	return n
+	return out
 }
 
 // TestFilelogTailsGrowsAndRotates: the real collector binary on

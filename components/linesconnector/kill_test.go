@@ -3,7 +3,6 @@ package linesconnector_test
 import (
 	"bytes"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -89,20 +88,10 @@ func postLines(t *testing.T, base string, lines ...string) {
 // verdictsOf reads the verdicts of one trace in the verdict file.
 func verdictsOf(t *testing.T, path, trace string) []verdicts.Verdict {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
 	var out []verdicts.Verdict
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		vs, err := verdicts.Parse(l)
-		if err != nil {
-			continue // empty, or a line still being written
-		}
-		for _, v := range vs {
-			if v.TraceID == trace {
-				out = append(out, v)
-			}
+	for _, v := range verdictsIn(t, path) {
+		if v.TraceID == trace {
+			out = append(out, v)
 		}
 	}
 	return out
