@@ -104,6 +104,7 @@ var (
 	ErrCountersRange           = errors.New("counters.installations must not be negative and counters.idle must be positive")
 	ErrLaunchesRange           = errors.New("launches.max must not be negative and launches.idle must be positive")
 	ErrPassSpans               = fmt.Errorf("pass_spans names spans sent on with emit: %q, none empty", EmitVerdicts)
+	ErrLaunchMetadataKey       = fmt.Errorf("launch_metadata_key is for emit: %q", EmitTurns)
 )
 
 // Config is the verdict processor's configuration.
@@ -136,6 +137,14 @@ type Config struct {
 	// verdicts (pippa.link.status: the lost-link status changes a page
 	// shows with the verdicts).
 	PassSpans []string `mapstructure:"pass_spans"`
+	// LaunchMetadataKey (emit: turns) sends each launch's joined turns in
+	// a delivery of their own, under this client metadata key naming the
+	// launch, so that an exporter can key its records by launch: the Kafka
+	// exporter's traces.message_key_from_metadata_key puts every turn of a
+	// launch on one partition of the turns topic
+	// (docs/decisions/0316-turns-keyed-by-launch-through-client-metadata.md).
+	// Empty: one delivery a cycle, naming nothing.
+	LaunchMetadataKey string `mapstructure:"launch_metadata_key"`
 	// Storage names a storage extension (shared_storage, or file_storage)
 	// that keeps the pending readings, the decided trace IDs and the
 	// launches' recent turns, so a crash or a restart loses no accepted
@@ -227,6 +236,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.PassSpans) > 0 && c.Emit != EmitVerdicts {
 		bad(ErrPassSpans, "pass_spans %v with emit %q (every span passes already)", c.PassSpans, c.Emit)
+	}
+	if c.LaunchMetadataKey != "" && c.Emit != EmitTurns {
+		bad(ErrLaunchMetadataKey, "launch_metadata_key %q with emit %q", c.LaunchMetadataKey, c.Emit)
 	}
 	for _, n := range c.PassSpans {
 		if n == "" {

@@ -37,6 +37,11 @@ func TestLoadConfig(t *testing.T) {
 			Rules:    verdict.Rules{LateLead: 250 * time.Millisecond, MicOpenLimit: 2 * time.Second, RisingTurns: 2},
 		}},
 		{id: "join", want: func() *Config { c := createDefaultConfig().(*Config); c.Emit = EmitTurns; return c }()},
+		{id: "join_by_launch", want: func() *Config {
+			c := createDefaultConfig().(*Config)
+			c.Emit, c.LaunchMetadataKey = EmitTurns, "percause.launch"
+			return c
+		}()},
 		{id: "bad_wait", wantErr: ErrWaitNotPositive},
 		{id: "bad_age", wantErr: ErrMaxAgeBelowWait},
 		{id: "bad_pending", wantErr: ErrMaxPendingNotPositive},
@@ -50,6 +55,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: "bad_counters", wantErr: ErrCountersRange},
 		{id: "bad_pass_spans", wantErr: ErrPassSpans},
 		{id: "bad_launches", wantErr: ErrLaunchesRange},
+		{id: "bad_launch_metadata_key", wantErr: ErrLaunchMetadataKey},
 	}
 	for _, tt := range tests {
 		name := tt.id

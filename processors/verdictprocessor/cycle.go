@@ -245,18 +245,17 @@ func (c *cycler) runNext() {
 func (c *cycler) run(cy *cycle, ds []decision) {
 	ctx := context.Background()
 	p := c.p
+	var accepted []decision
 	if len(ds) > 0 {
-		cy.emitErr = p.sendNow(ctx, ds)
+		accepted, cy.emitErr = p.sendNow(ctx, ds)
 	}
 	if p.state != nil {
 		cy.commitErr = p.commit(ctx)
 		if cy.commitErr != nil {
-			if len(ds) > 0 && cy.emitErr == nil {
-				p.unaccept(ctx, ds)
-			}
+			p.unaccept(ctx, accepted)
 			p.unaccept(ctx, cy.riding)
 		} else {
-			p.countCommitted(ctx, cy, ds)
+			p.countCommitted(ctx, cy, accepted)
 		}
 	}
 	p.mu.Lock()
@@ -269,11 +268,8 @@ func (c *cycler) run(cy *cycle, ds []decision) {
 }
 
 // countCommitted counts the verdicts whose acceptance cy's commit stored:
-// its own, when the next consumer accepted them, and those riding it.
+// those of its own the next consumer accepted, and those riding it.
 func (p *verdictProcessor) countCommitted(ctx context.Context, cy *cycle, ds []decision) {
-	if cy.emitErr != nil {
-		ds = nil
-	}
 	if len(ds) == 0 && len(cy.riding) == 0 {
 		return
 	}

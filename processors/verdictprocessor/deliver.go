@@ -118,11 +118,19 @@ func (p *verdictProcessor) deliverThroughCycle(ctx context.Context, h holding) e
 var errPendingFull = errors.New("verdict processor: max_pending traces are held, each waiting for its refused verdict to be accepted; send again later")
 
 // sendNow sends verdicts downstream at once (not through a cycle) and
-// settles them.
-func (p *verdictProcessor) sendNow(ctx context.Context, ds []decision) error {
+// settles them. It returns those the next consumer accepted: all or none,
+// unless each launch's go in a delivery of their own
+// (launch_metadata_key, sendByLaunch), and the refusal, if any.
+func (p *verdictProcessor) sendNow(ctx context.Context, ds []decision) ([]decision, error) {
+	if p.cfg.LaunchMetadataKey != "" {
+		return p.sendByLaunch(ctx, ds)
+	}
 	err := p.next.ConsumeTraces(ctx, p.mode.write(p, ds))
 	p.settle(ctx, ds, err)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return ds, nil
 }
 
 // settle records the next consumer's answer for verdicts sent: accepted,
@@ -261,5 +269,6 @@ func (p *verdictProcessor) decideAllAtShutdown(ctx context.Context) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	return p.sendNow(ctx, ds)
+	_, err := p.sendNow(ctx, ds)
+	return err
 }

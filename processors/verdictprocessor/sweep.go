@@ -39,9 +39,9 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	case queued:
 		_ = p.cycles.await(ctx, c)
 	case len(ds) > 0:
-		if err := p.sendNow(ctx, ds); err == nil && p.state != nil {
+		if accepted, _ := p.sendNow(ctx, ds); len(accepted) > 0 && p.state != nil {
 			// decided: the stored traces go, the ring grows
-			_ = p.cycles.await(ctx, p.cycles.ride(ds))
+			_ = p.cycles.await(ctx, p.cycles.ride(accepted))
 		}
 	case p.state != nil && out.pendingDelta != 0:
 		p.cycles.poke()
