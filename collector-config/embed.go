@@ -49,3 +49,14 @@ const (
 	EnvLinesInclude = "PERCAUSE_LINES_INCLUDE"
 	EnvLinesWait    = "PERCAUSE_LINES_WAIT" // how long a line waits for the lines it joins (10s)
 )
+
+// Environment variables the fleet on Kafka reads (kafka-edge.yaml,
+// kafka-join.yaml, kafka-decide.yaml), beside local.yaml's listeners and
+// folders.
+const (
+	EnvKafkaBrokers     = "PERCAUSE_KAFKA_BROKERS"      // the brokers, a YAML list ([127.0.0.1:9092])
+	EnvKafkaSpansTopic  = "PERCAUSE_KAFKA_SPANS_TOPIC"  // every span, keyed by trace ID (percause-spans)
+	EnvKafkaTurnsTopic  = "PERCAUSE_KAFKA_TURNS_TOPIC"  // every joined turn, keyed by launch (percause-turns)
+	EnvKafkaJoinGroup   = "PERCAUSE_KAFKA_JOIN_GROUP"   // the join gateways' consumer group (percause-join)
+	EnvKafkaDecideGroup = "PERCAUSE_KAFKA_DECIDE_GROUP" // the decide gateways' consumer group (percause-decide)
+)

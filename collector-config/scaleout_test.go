@@ -109,6 +109,11 @@ func exportAsAgent(t *testing.T, pool *x509.CertPool, addr string, td ptrace.Tra
 // (the launch), the engine's take under the engine's, in a trace of the
 // turn's own.
 func turnRequests(lt launchTurn) (phone, engine ptrace.Traces) {
+	return launchTurnRequests(lt, "install-of-the-scale-out-test", "launch-of-the-scale-out-test")
+}
+
+// launchTurnRequests is turnRequests for the launch of an installation.
+func launchTurnRequests(lt launchTurn, installation, launch string) (phone, engine ptrace.Traces) {
 	var trace pcommon.TraceID
 	_, _ = rand.Read(trace[:])
 	span := func(rs ptrace.ResourceSpans, name string, id byte, attrs map[string]any) {
@@ -129,8 +134,8 @@ func turnRequests(lt launchTurn) (phone, engine ptrace.Traces) {
 	phone = ptrace.NewTraces()
 	rs := phone.ResourceSpans().AppendEmpty()
 	_ = rs.Resource().Attributes().FromRaw(map[string]any{
-		semconv.ServiceName: semconv.ServicePhone, semconv.ServiceInstanceID: "launch-of-the-scale-out-test",
-		semconv.AppInstallationID: "install-of-the-scale-out-test",
+		semconv.ServiceName: semconv.ServicePhone, semconv.ServiceInstanceID: launch,
+		semconv.AppInstallationID: installation,
 	})
 	span(rs, semconv.SpanVoiceTurn, 1, map[string]any{
 		semconv.TurnIndex: lt.index, semconv.TurnUnits: int64(1), semconv.NetworkConnectionType: semconv.LinkWifi,

@@ -10,12 +10,15 @@ const (
 	agent       = "collector-config/agent.yaml"
 	durablePeer = "internal/command/load/durablepeer.yaml"
 	passthrough = "internal/command/load/passthrough.yaml"
+	kafkaEdge   = "collector-config/kafka-edge.yaml"
+	kafkaJoin   = "collector-config/kafka-join.yaml"
+	kafkaDecide = "collector-config/kafka-decide.yaml"
 )
 
 // ShippedConfigs are the configurations that read PERCAUSE_* variables:
 // the embedded default first, then what `percause collector --config` runs
 // (agent.yaml is contrib's), then the load tool's stock peers.
-var ShippedConfigs = []string{local, lines, compose, gateway, agent, durablePeer, passthrough}
+var ShippedConfigs = []string{local, lines, compose, gateway, agent, kafkaEdge, kafkaJoin, kafkaDecide, durablePeer, passthrough}
 
 // configNotes say who runs a shipped configuration that `percause collector`
 // does not.
@@ -55,25 +58,25 @@ var Commands = []Command{
 var Table = []Var{
 	// The embedded default, collector-config/local.yaml.
 	{Name: "PERCAUSE_OTLP_ENDPOINT", Default: "127.0.0.1:4318", Means: "OTLP/HTTP in, host:port: where the phone and the engine send",
-		Commands: []string{"collector", "up"}, Configs: []string{local, lines, durablePeer, passthrough}},
+		Commands: []string{"collector", "up"}, Configs: []string{local, lines, durablePeer, passthrough, kafkaEdge}},
 	{Name: "PERCAUSE_PROM_ENDPOINT", Default: "127.0.0.1:9464 (gateway.yaml: 0.0.0.0:9464)", Means: "Prometheus metrics out, host:port: the verdict counters and the apps' metrics",
-		Commands: []string{"collector", "up"}, Configs: []string{local, lines, gateway}},
+		Commands: []string{"collector", "up"}, Configs: []string{local, lines, gateway, kafkaEdge, kafkaDecide}},
 	{Name: "PERCAUSE_PAGE_ENDPOINT", Default: "127.0.0.1:9465", Means: "the verdict page, host:port",
-		Commands: []string{"collector", "up"}, Configs: []string{local, lines}},
+		Commands: []string{"collector", "up"}, Configs: []string{local, lines, kafkaDecide}},
 	{Name: "PERCAUSE_HEALTH_ENDPOINT", Default: "127.0.0.1:13133 (gateway.yaml: 0.0.0.0:13133)", Means: "the health check, host:port",
-		Commands: []string{"collector", "up"}, Configs: []string{local, lines, gateway, durablePeer, passthrough}},
+		Commands: []string{"collector", "up"}, Configs: []string{local, lines, gateway, durablePeer, passthrough, kafkaEdge, kafkaJoin, kafkaDecide}},
 	{Name: "PERCAUSE_TELEMETRY_PORT", Default: "8888", Means: "the port of the collector's own metrics, on 127.0.0.1 (gateway.yaml: on PERCAUSE_TELEMETRY_HOST)",
-		Commands: []string{"collector", "up"}, Configs: []string{local, lines, gateway, durablePeer, passthrough}},
+		Commands: []string{"collector", "up"}, Configs: []string{local, lines, gateway, durablePeer, passthrough, kafkaEdge, kafkaJoin, kafkaDecide}},
 	{Name: "PERCAUSE_DATA_DIR", Default: "./percause-data (gateway.yaml, compose.yaml: /var/lib/percause)", Means: "the data folder: the processor's state, the queues, the verdict file",
-		Commands: []string{"collector", "up", "turn"}, Configs: []string{local, lines, compose, gateway, durablePeer}},
+		Commands: []string{"collector", "up", "turn"}, Configs: []string{local, lines, compose, gateway, durablePeer, kafkaJoin, kafkaDecide}},
 	{Name: "PERCAUSE_VERDICT_FILE", Default: "./percause-data/verdicts.jsonl", Means: "the verdict file, OTLP JSON lines (turn: else $PERCAUSE_DATA_DIR/verdicts.jsonl)",
-		Commands: []string{"collector", "up", "turn"}, Configs: []string{local, lines}},
+		Commands: []string{"collector", "up", "turn"}, Configs: []string{local, lines, kafkaDecide}},
 	{Name: "PERCAUSE_FSYNC", Default: "false", Means: "true: the storage fsyncs each write and the verdict file each line, so what was stored survives a power loss (a kill loses nothing either way)",
-		Commands: readByCollector, Configs: []string{local, lines, compose, durablePeer}},
+		Commands: readByCollector, Configs: []string{local, lines, compose, durablePeer, kafkaJoin, kafkaDecide}},
 	{Name: "PERCAUSE_VERDICT_WAIT", Default: "5s", Means: "how long a turn waits for its takes",
-		Commands: []string{"collector", "up", "load"}, Configs: []string{local, lines}},
+		Commands: []string{"collector", "up", "load"}, Configs: []string{local, lines, kafkaJoin, kafkaDecide}},
 	{Name: "PERCAUSE_DECISION_WAIT", Default: "1s", Means: "the quiet time before a turn that does not say its unit count is decided (at most the wait)",
-		Commands: readByCollector, Configs: []string{local, lines}},
+		Commands: readByCollector, Configs: []string{local, lines, kafkaJoin, kafkaDecide}},
 	{Name: "PERCAUSE_FORWARD_EXPORTERS", Default: "[nop]", Means: "the exporters every trace is also sent to, a YAML list: [otlphttp/traces] forwards through a queue kept on disk",
 		List: YAMLList, Words: []string{"nop", "otlphttp/traces"}, Commands: readByCollector, Configs: []string{local}},
 	{Name: "PERCAUSE_TRACES_FORWARD", Default: "http://127.0.0.1:4320/v1/traces", Means: "where otlphttp/traces sends",
@@ -124,6 +127,18 @@ var Table = []Var{
 		Configs: []string{agent}},
 	{Name: "PERCAUSE_AGENT_TLS_KEY_FILE", Unset: "the collector refuses to start", Means: "the key of PERCAUSE_AGENT_TLS_CERT_FILE",
 		Configs: []string{agent}},
+
+	// The fleet on Kafka: kafka-edge.yaml, kafka-join.yaml, kafka-decide.yaml.
+	{Name: "PERCAUSE_KAFKA_BROKERS", Default: "[127.0.0.1:9092]", Means: "the Kafka brokers, a YAML list of host:port (or one host:port)",
+		Configs: []string{kafkaEdge, kafkaJoin, kafkaDecide}},
+	{Name: "PERCAUSE_KAFKA_SPANS_TOPIC", Default: "percause-spans", Means: "the topic every span goes to, keyed by trace ID",
+		Configs: []string{kafkaEdge, kafkaJoin}},
+	{Name: "PERCAUSE_KAFKA_TURNS_TOPIC", Default: "percause-turns", Means: "the topic every joined turn goes to, keyed by launch",
+		Configs: []string{kafkaJoin, kafkaDecide}},
+	{Name: "PERCAUSE_KAFKA_JOIN_GROUP", Default: "percause-join", Means: "the consumer group of the join gateways",
+		Configs: []string{kafkaJoin}},
+	{Name: "PERCAUSE_KAFKA_DECIDE_GROUP", Default: "percause-decide", Means: "the consumer group of the decide gateways",
+		Configs: []string{kafkaDecide}},
 
 	// percause up (internal/command/up).
 	{Name: "PERCAUSE_NOTIFY_URL", Unset: "alerts only in Alertmanager and on the page", Means: "where notifications go: an ntfy topic the phone subscribes to, or any webhook",

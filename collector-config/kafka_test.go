@@ -1,0 +1,285 @@
+package collectorconfig_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	collectorconfig "github.com/percause/percause/collector-config"
+	"github.com/percause/percause/internal/testsupport/testenv"
+	"github.com/percause/percause/lab/verdicts"
+)
+
+// The fleet on Kafka (kafka-edge.yaml, kafka-join.yaml, kafka-decide.yaml)
+// through the real binary, against franz-go's in-process cluster on
+// loopback, which speaks the Kafka protocol the contrib components use.
+
+const (
+	fleetSpans      = "percause-spans"
+	fleetTurns      = "percause-turns"
+	fleetPartitions = 6
+)
+
+// kafkaFleet is a cluster and the tiers started on it.
+type kafkaFleet struct {
+	t       *testing.T
+	brokers string
+	edge    *testenv.Collector
+	joins   []*testenv.Collector
+	decides []*testenv.Collector
+}
+
+func startKafkaCluster(t *testing.T) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(fleetPartitions, fleetSpans, fleetTurns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
+// startTier starts one gateway of the fleet on its configuration.
+func (f *kafkaFleet) startTier(config string) *testenv.Collector {
+	f.t.Helper()
+	return testenv.StartCollector(f.t,
+		testenv.WithCollectorConfig(filepath.Join(testenv.RepoRoot(), "collector-config", config)),
+		testenv.WithCollectorEnv(collectorconfig.EnvKafkaBrokers, f.brokers),
+		testenv.WithCollectorEnv(collectorconfig.EnvVerdictWait, "2s"),
+		testenv.WithCollectorEnv(collectorconfig.EnvDecisionWait, "500ms"),
+	)
+}
+
+// waitForGroup waits until the consumer group has settled on members
+// gateways, each owning some of the topic's partitions and all of them
+// owned.
+func (f *kafkaFleet) waitForGroup(group string, members int) {
+	f.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var last string
+	testenv.WaitFor(f.t, 60*time.Second, fmt.Sprintf("group %s settled on %d members", group, members), func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		gs, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		g := gs[group]
+		owned := 0
+		for _, m := range g.Members {
+			c, ok := m.Assigned.AsConsumer()
+			n := 0
+			for _, tp := range c.Topics {
+				n += len(tp.Partitions)
+			}
+			if !ok || n == 0 {
+				last = fmt.Sprintf("member %s owns nothing", m.MemberID)
+				return false
+			}
+			owned += n
+		}
+		last = fmt.Sprintf("state %s, %d members, %d partitions owned", g.State, len(g.Members), owned)
+		return g.State == "Stable" && len(g.Members) == members && owned == fleetPartitions
+	})
+	_ = last
+}
+
+// send posts td to the edge as a phone's or an engine's exporter does and
+// fails unless the edge answers 200.
+func (f *kafkaFleet) send(td ptrace.Traces) {
+	f.t.Helper()
+	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp, err := http.Post(f.edge.OTLPURL+"/v1/traces", "application/x-protobuf", bytes.NewReader(b))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("the edge answered %s", resp.Status)
+	}
+}
+
+// decided is every verdict the decide gateways wrote, by trace, with the
+// gateway that wrote it.
+type fleetVerdict struct {
+	verdicts.Verdict
+	gateway int
+}
+
+func (f *kafkaFleet) decided() map[string][]fleetVerdict {
+	out := map[string][]fleetVerdict{}
+	for i, d := range f.decides {
+		for id, vs := range readVerdicts(f.t, d.VerdictFile) {
+			for _, v := range vs {
+				out[id] = append(out[id], fleetVerdict{v, i})
+			}
+		}
+	}
+	return out
+}
+
+// fleetLaunch is one launch of the fleet run and its turns' traces.
+type fleetLaunch struct {
+	installation, launch string
+	traces               []string
+}
+
+// TestKafkaFleetDecidesEachLaunchWhole: one edge, two join gateways and
+// three decide gateways on a six-partition cluster. 40 launches of 4
+// turns, each turn its own trace sent as two requests (the phone's and
+// the engine's, either first), without history of their own: pool tally
+// 0, 0, 2, 2 and players 1, 2, 3, 4, so a turn is read right only against
+// its launch's earlier turns. Every turn gets exactly one verdict, and
+// every launch's verdicts are none, none, pool, state, all from the one
+// gateway that owns its partition; the launches are spread over more than
+// one decide gateway (else keying by launch was never put to the test).
+func TestKafkaFleetDecidesEachLaunchWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary six times against an in-process Kafka")
+	}
+	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
+	f.edge = f.startTier("kafka-edge.yaml")
+	for range 2 {
+		f.joins = append(f.joins, f.startTier("kafka-join.yaml"))
+	}
+	for range 3 {
+		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
+	}
+	f.waitForGroup("percause-join", len(f.joins))
+	f.waitForGroup("percause-decide", len(f.decides))
+	const nLaunches = 40
+	launches := make([]fleetLaunch, nLaunches)
+	for i := range launches {
+		launches[i] = fleetLaunch{installation: fmt.Sprintf("install-%02d", i), launch: fmt.Sprintf("launch-%02d", i)}
+	}
+	start := time.Now()
+	for round, lt := range oneLaunch {
+		for i := range launches {
+			l := &launches[i]
+			phone, engine := launchTurnRequests(lt, l.installation, l.launch)
+			l.traces = append(l.traces, phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String())
+			if (i+round)%2 == 0 {
+				phone, engine = engine, phone
+			}
+			f.send(phone)
+			f.send(engine)
+		}
+		want := (round + 1) * nLaunches
+		testenv.WaitFor(t, 90*time.Second, fmt.Sprintf("round %d's verdicts", round+1), func() bool {
+			return len(f.decided()) >= want
+		})
+	}
+	took := time.Since(start)
+
+	got := f.decided()
+	byGateway := map[int]int{}
+	wrong := 0
+	for _, l := range launches {
+		owner := -1
+		for k, id := range l.traces {
+			vs := got[id]
+			if len(vs) != 1 {
+				t.Errorf("%s turn %d (trace %s): %d verdicts, want 1", l.launch, k+1, id, len(vs))
+				continue
+			}
+			v := vs[0]
+			if owner == -1 {
+				owner = v.gateway
+			} else if v.gateway != owner {
+				t.Errorf("%s turn %d decided by gateway %d, its earlier turns by %d", l.launch, k+1, v.gateway, owner)
+			}
+			if v.Cause != oneLaunch[k].cause {
+				wrong++
+				t.Errorf("%s turn %d: %s (%s), want %s", l.launch, k+1, v.Cause, v.Evidence, oneLaunch[k].cause)
+			}
+		}
+		byGateway[owner]++
+	}
+	if len(byGateway) < 2 {
+		t.Errorf("launches by decide gateway %v: all on one, so keying by launch was not put to the test", byGateway)
+	}
+	t.Logf("%d turns of %d launches in %s; launches by decide gateway %v; %d read wrong", len(got), nLaunches, took.Round(time.Millisecond), byGateway, wrong)
+	f.logTopics(nLaunches * len(oneLaunch))
+	f.logCPU(nLaunches * len(oneLaunch))
+}
+
+// logTopics reads both topics from their start and logs the bytes a turn
+// took on each (keys, values and headers).
+func (f *kafkaFleet) logTopics(turns int) {
+	f.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers), kgo.ConsumeTopics(fleetSpans, fleetTurns),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	records, bytes := map[string]int{}, map[string]int{}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			records[r.Topic]++
+			bytes[r.Topic] += len(r.Key) + len(r.Value)
+			for _, h := range r.Headers {
+				bytes[r.Topic] += len(h.Key) + len(h.Value)
+			}
+		})
+	}
+	for _, topic := range []string{fleetSpans, fleetTurns} {
+		f.t.Logf("%s: %d records, %d bytes, %d bytes a turn", topic, records[topic], bytes[topic], bytes[topic]/turns)
+	}
+}
+
+// logCPU logs each tier's CPU (user and system, from /proc) per turn over
+// the whole run, start-up included.
+func (f *kafkaFleet) logCPU(turns int) {
+	f.t.Helper()
+	tier := func(name string, cs []*testenv.Collector) {
+		var ticks int64
+		for _, c := range cs {
+			ticks += cpuTicks(f.t, c.Cmd.Process.Pid)
+		}
+		f.t.Logf("%s (%d): %d ms CPU, %.0f µs a turn", name, len(cs), ticks*10, float64(ticks)*10000/float64(turns))
+	}
+	tier("edge", []*testenv.Collector{f.edge})
+	tier("join", f.joins)
+	tier("decide", f.decides)
+}
+
+// cpuTicks is a live process's user and system time in clock ticks
+// (1/100 s on Linux).
+func cpuTicks(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Logf("cpu of %d: %v", pid, err)
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	u, _ := strconv.ParseInt(fields[11], 10, 64)
+	sy, _ := strconv.ParseInt(fields[12], 10, 64)
+	return u + sy
+}
