@@ -30,6 +30,7 @@ import (
 const (
 	fleetSpans      = "percause-spans"
 	fleetTurns      = "percause-turns"
+	fleetLaunches   = "percause-launches"
 	fleetPartitions = 6
 )
 
@@ -44,7 +45,7 @@ type kafkaFleet struct {
 
 func startKafkaCluster(t *testing.T) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(fleetPartitions, fleetSpans, fleetTurns))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(fleetPartitions, fleetSpans, fleetTurns, fleetLaunches))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +147,13 @@ type fleetLaunch struct {
 	traces               []string
 }
 
+// fleetLaunchOf is launch i of a fleet run. Its installation and launch
+// IDs differ in their digits: the exporter's default hash (FNV-1a) of two
+// IDs whose digits are alike leaves half the partitions empty.
+func fleetLaunchOf(i int) fleetLaunch {
+	return fleetLaunch{installation: fmt.Sprintf("install-%03d", i*7+1), launch: fmt.Sprintf("launch-%03d", i*13+5)}
+}
+
 // TestKafkaFleetDecidesEachLaunchWhole: one edge, two join gateways and
 // three decide gateways on a six-partition cluster. 40 launches of 4
 // turns, each turn its own trace sent as two requests (the phone's and
@@ -172,7 +180,7 @@ func TestKafkaFleetDecidesEachLaunchWhole(t *testing.T) {
 	const nLaunches = 40
 	launches := make([]fleetLaunch, nLaunches)
 	for i := range launches {
-		launches[i] = fleetLaunch{installation: fmt.Sprintf("install-%02d", i), launch: fmt.Sprintf("launch-%02d", i)}
+		launches[i] = fleetLaunchOf(i)
 	}
 	start := time.Now()
 	for round, lt := range oneLaunch {
@@ -282,4 +290,106 @@ func cpuTicks(t *testing.T, pid int) int64 {
 	u, _ := strconv.ParseInt(fields[11], 10, 64)
 	sy, _ := strconv.ParseInt(fields[12], 10, 64)
 	return u + sy
+}
+
+// sendRound sends turn round (0-based) of every launch to the edge.
+func (f *kafkaFleet) sendRound(launches []fleetLaunch, round int) {
+	f.t.Helper()
+	lt := oneLaunch[round]
+	for i := range launches {
+		l := &launches[i]
+		phone, engine := launchTurnRequests(lt, l.installation, l.launch)
+		l.traces = append(l.traces, phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String())
+		if (i+round)%2 == 0 {
+			phone, engine = engine, phone
+		}
+		f.send(phone)
+		f.send(engine)
+	}
+}
+
+// waitForVerdicts waits until the decide gateways' files hold n traces.
+func (f *kafkaFleet) waitForVerdicts(n int, what string) {
+	f.t.Helper()
+	testenv.WaitFor(f.t, 90*time.Second, what, func() bool { return len(f.decided()) >= n })
+}
+
+// TestKafkaFleetStateFollowsThePartition: three decide gateways decide
+// the first two turns of 40 launches. Then one is killed (kill -9) and
+// one added; the third turns are decided; then one is stopped gracefully
+// and the fourth turns are decided. The launches the killed and the
+// stopped gateways owned are decided after their partitions moved by
+// gateways that never saw their earlier turns: every turn must still get
+// exactly one verdict, and every launch none, none, pool, state. The run
+// fails when no launch moved.
+func TestKafkaFleetStateFollowsThePartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary eight times against an in-process Kafka")
+	}
+	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
+	f.edge = f.startTier("kafka-edge.yaml")
+	for range 2 {
+		f.joins = append(f.joins, f.startTier("kafka-join.yaml"))
+	}
+	for range 3 {
+		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
+	}
+	f.waitForGroup("percause-join", 2)
+	f.waitForGroup("percause-decide", 3)
+	const nLaunches = 40
+	launches := make([]fleetLaunch, nLaunches)
+	for i := range launches {
+		launches[i] = fleetLaunchOf(i)
+	}
+	for round := range 2 {
+		f.sendRound(launches, round)
+		f.waitForVerdicts((round+1)*nLaunches, fmt.Sprintf("round %d's verdicts", round+1))
+	}
+
+	killedAt := time.Now()
+	f.decides[0].Kill()
+	f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
+	f.waitForGroup("percause-decide", 3)
+	t.Logf("the decide group settled %s after a gateway was killed and one added", time.Since(killedAt).Round(time.Millisecond))
+	f.sendRound(launches, 2)
+	f.waitForVerdicts(3*nLaunches, "round 3's verdicts")
+
+	stoppedAt := time.Now()
+	f.decides[1].Stop()
+	f.waitForGroup("percause-decide", 2)
+	t.Logf("the decide group settled %s after a gateway stopped", time.Since(stoppedAt).Round(time.Millisecond))
+	f.sendRound(launches, 3)
+	f.waitForVerdicts(4*nLaunches, "round 4's verdicts")
+
+	got := f.decided()
+	moved, wrong := 0, 0
+	for _, l := range launches {
+		deciders := map[int]bool{}
+		for k, id := range l.traces {
+			vs := got[id]
+			if len(vs) != 1 {
+				t.Errorf("%s turn %d (trace %s): %d verdicts, want 1", l.launch, k+1, id, len(vs))
+				continue
+			}
+			deciders[vs[0].gateway] = true
+			if vs[0].Cause != oneLaunch[k].cause {
+				wrong++
+				t.Errorf("%s turn %d, decided by gateway %d: %s (%s), want %s", l.launch, k+1, vs[0].gateway, vs[0].Cause, vs[0].Evidence, oneLaunch[k].cause)
+			}
+		}
+		if len(deciders) > 1 {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no launch changed gateways: the run proves nothing")
+	}
+	t.Logf("%d of %d launches changed gateways; %d turns read wrong", moved, nLaunches, wrong)
+	for i, d := range f.decides {
+		for _, line := range strings.Split(d.Output(), "\n") {
+			if strings.Contains(line, "took over partition") {
+				t.Logf("gateway %d took over %s", i, line[strings.Index(line, `"partition"`):])
+			}
+		}
+	}
 }

@@ -3,12 +3,16 @@ package verdictprocessor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
@@ -104,5 +108,48 @@ func TestTurnsWithoutLaunchKeyGoTogether(t *testing.T) {
 	}
 	if len(*out) != 1 || (*out)[0].td.ResourceSpans().Len() != 2 {
 		t.Fatalf("%d deliveries, want one with both launches' turns", len(*out))
+	}
+}
+
+// BenchmarkJoinByLaunch is what keying by launch costs the join stage:
+// requests of 8 whole turns, of 1 launch or of 8, joined and sent on in
+// one delivery (no launch_metadata_key) or in one a launch, to a next
+// consumer that accepts at once. It measures the split and the
+// deliveries' goroutines, not the exporter's round trips, which the
+// deliveries run side by side.
+func BenchmarkJoinByLaunch(b *testing.B) {
+	for _, keyed := range []bool{false, true} {
+		for _, nLaunches := range []int{1, 8} {
+			b.Run(fmt.Sprintf("keyed=%v/launches=%d", keyed, nLaunches), func(b *testing.B) {
+				cfg := createDefaultConfig().(*Config)
+				cfg.Emit = EmitTurns
+				if keyed {
+					cfg.LaunchMetadataKey = "percause.launch"
+				}
+				h := newHarness(b, cfg)
+				h.p.next = consumertest.NewNop()
+				if err := h.p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+					b.Fatal(err)
+				}
+				defer func() { _ = h.p.Shutdown(context.Background()) }()
+				i := 0
+				for b.Loop() {
+					td := ptrace.NewTraces()
+					for j := range 8 {
+						launch := "launch-" + strconv.Itoa(j%nLaunches)
+						one := sdk(byte(j), plainUnit(launch), plainTurn(launch, int64(i+1), 0, 1), take("t1", 0.3, nil))
+						id := traceID(byte(j))
+						id[8], id[9], id[10] = byte(i), byte(i>>8), byte(i>>16)
+						setTrace(one, id)
+						one.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+					}
+					if err := h.p.ConsumeTraces(context.Background(), td); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(8*b.N), "ns/turn")
+			})
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
 	"github.com/percause/percause/verdict"
 )
 
@@ -105,6 +106,7 @@ var (
 	ErrLaunchesRange           = errors.New("launches.max must not be negative and launches.idle must be positive")
 	ErrPassSpans               = fmt.Errorf("pass_spans names spans sent on with emit: %q, none empty", EmitVerdicts)
 	ErrLaunchMetadataKey       = fmt.Errorf("launch_metadata_key is for emit: %q", EmitTurns)
+	ErrChangelogNeeds          = fmt.Errorf("launches.changelog needs storage, launches.max above 0 and emit %q or %q", EmitAll, EmitVerdicts)
 )
 
 // Config is the verdict processor's configuration.
@@ -186,6 +188,13 @@ type LaunchesConfig struct {
 	Max int `mapstructure:"max"`
 	// Idle is how long a launch unseen is remembered.
 	Idle time.Duration `mapstructure:"idle"`
+	// Changelog (a decide gateway reading turns from Kafka) keeps each
+	// launch, and which of its turns were decided, in a changelog topic on
+	// the partition its turns come on; a gateway that takes a partition
+	// over reads it back before it decides the partition's next turns
+	// (docs/decisions/0317-launches-follow-their-partition-through-a-changelog.md).
+	// Nil: the launches stay with the gateway.
+	Changelog *changelog.Config `mapstructure:"changelog"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -236,6 +245,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.PassSpans) > 0 && c.Emit != EmitVerdicts {
 		bad(ErrPassSpans, "pass_spans %v with emit %q (every span passes already)", c.PassSpans, c.Emit)
+	}
+	if c.Launches.Changelog != nil && (c.Storage == nil || c.Launches.Max == 0 || c.Emit == EmitTurns) {
+		bad(ErrChangelogNeeds, "storage %v, launches.max %d, emit %q", c.Storage, c.Launches.Max, c.Emit)
 	}
 	if c.LaunchMetadataKey != "" && c.Emit != EmitTurns {
 		bad(ErrLaunchMetadataKey, "launch_metadata_key %q with emit %q", c.LaunchMetadataKey, c.Emit)

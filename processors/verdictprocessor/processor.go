@@ -69,6 +69,9 @@ type verdictProcessor struct {
 	// launches is what is kept of each launch's recent turns (nil with
 	// launches.max 0).
 	launches *launches.Book
+	// handover keeps the launches in a changelog a gateway taking their
+	// partition over reads back (nil without launches.changelog).
+	handover *handover
 	// inflight counts the traces whose verdict is on its way after they left
 	// the store (evicted at max_pending): their spans count as decided, so
 	// no second held trace, and no second verdict, is made of them.
@@ -151,6 +154,11 @@ func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error
 			return err
 		}
 	}
+	if p.cfg.Launches.Changelog != nil {
+		if err := p.openHandover(); err != nil {
+			return err
+		}
+	}
 	if p.state != nil || !p.mode.sendsBatch() {
 		p.cycles.start()
 	}
@@ -205,6 +213,11 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	obs := getObservations()
 	defer putObservations(obs)
 	obs.read(td)
+	if p.handover != nil && len(obs.list) > 0 {
+		if err := p.takeOverIfMoved(ctx, td); err != nil {
+			return err
+		}
+	}
 	if err := p.mode.passOn(ctx, p, td); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 
+	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
 	"github.com/percause/percause/processors/verdictprocessor/internal/persist"
 )
 
@@ -89,8 +90,22 @@ func (p *verdictProcessor) commit(ctx context.Context) error {
 		return nil
 	}
 	b := p.state.Prepare()
+	var hb changelog.Batch
+	if p.handover != nil {
+		hb = p.handover.prepareLocked(p)
+	}
 	p.mu.Unlock()
-	err := p.state.Write(ctx, b)
+	// The changelog first: ahead of the store it holds no more than a
+	// retry of the commit writes again, while a store ahead of it would
+	// let a gateway taking the partition over decide again what this one
+	// decided.
+	var err error
+	if p.handover != nil {
+		err = p.writeChangelog(ctx, hb)
+	}
+	if err == nil {
+		err = p.state.Write(ctx, b)
+	}
 	if err == nil {
 		return nil
 	}
@@ -121,6 +136,9 @@ func (p *verdictProcessor) closeStorage(ctx context.Context) error {
 	err := p.state.Close(ctx)
 	if err != nil {
 		p.tel.storageError(ctx, opClose, 1)
+	}
+	if p.handover != nil {
+		p.handover.log.Close()
 	}
 	return err
 }

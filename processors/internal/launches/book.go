@@ -320,6 +320,9 @@ func beganSentence(a, b *KeptTurn) string {
 	return "a new launch under the same service.instance.id: " + why
 }
 
+// Get is what is kept of launch k (nil when nothing is).
+func (b *Book) Get(k Key) *Launch { return b.by[k] }
+
 // Has reports whether turn index of run of launch k was seen.
 func (b *Book) Has(k Key, run uint32, index int64) bool {
 	_, ok := b.TraceOf(k, run, index)

@@ -1,0 +1,193 @@
+package verdictprocessor
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/internal/testsupport/storagetest"
+	"github.com/percause/percause/processors/internal/launches"
+	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
+	"github.com/percause/percause/verdict"
+)
+
+// handoverHarness is a started decide stage with storage under dir and its
+// launches' changelog on cl.
+func handoverHarness(t *testing.T, dir string, cl changelog.Config) *harness {
+	t.Helper()
+	host := newStorageHost(t, dir)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
+	cfg.Launches.Changelog = &cl
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, cfg)
+	if err := h.p.Start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.stop(host) })
+	return h
+}
+
+// fromRecord hands td to h as the Kafka receiver does a record of
+// partition part at offset off.
+func fromRecord(h *harness, part int32, off int64, td ptrace.Traces) {
+	h.t.Helper()
+	ctx := client.NewContext(context.Background(), client.Info{Metadata: client.NewMetadata(map[string][]string{
+		metaKafkaPartition: {strconv.Itoa(int(part))}, metaKafkaOffset: {strconv.FormatInt(off, 10)},
+	})})
+	if err := h.p.ConsumeTraces(ctx, td); err != nil {
+		h.t.Fatal(err)
+	}
+	h.drainSink()
+}
+
+// joinedTurn is turn i of launchTurns as a record of the turns topic
+// carries it: the phone's spans and the engine's take in one batch.
+func joinedTurn(i int) ptrace.Traces {
+	lt := launchTurns[i]
+	n := byte(10 + i)
+	td := sdk(n, plainUnit("launch-A"), plainTurn("launch-A", lt.index, lt.pool, lt.players))
+	sdk(n, take("t1", 0.3, nil)).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	return td
+}
+
+// TestLaunchFollowsItsPartition: gateway A decides a launch's first two
+// turns from partition 3 of the turns topic; the partition moves to
+// gateway B, which A's storage is not. B reads the partition's changelog
+// back at its first record: the second turn read again (A's commit had
+// not reached Kafka) is not decided twice, and the third and fourth turns
+// are read against the launch's earlier ones: pool, then state.
+func TestLaunchFollowsItsPartition(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "launches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl := changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}
+	a := handoverHarness(t, t.TempDir(), cl)
+	fromRecord(a, 3, 0, joinedTurn(0))
+	fromRecord(a, 3, 1, joinedTurn(1))
+	for i := range 2 {
+		if cause, ev := a.causeOf(byte(10 + i)); cause != launchTurns[i].cause {
+			t.Fatalf("gateway A, turn %d: %s (%s)", i+1, cause, ev)
+		}
+	}
+
+	b := handoverHarness(t, t.TempDir(), cl)
+	fromRecord(b, 3, 1, joinedTurn(1)) // read again after the move
+	fromRecord(b, 3, 2, joinedTurn(2))
+	fromRecord(b, 3, 3, joinedTurn(3))
+	for _, v := range b.verdicts() {
+		if v.TraceID() == traceID(11) {
+			t.Errorf("gateway B decided turn 2 again: %s", verdict.FromSpan(pcommon.NewResource(), v).Cause)
+		}
+	}
+	for i := 2; i < 4; i++ {
+		cause, ev := b.causeOf(byte(10 + i))
+		if cause != launchTurns[i].cause {
+			t.Errorf("gateway B, turn %d: %s (%s), want %s", i+1, cause, ev, launchTurns[i].cause)
+		}
+	}
+	if b.p.handover.last[3] != 3 {
+		t.Errorf("gateway B read partition 3 up to offset %d, want 3", b.p.handover.last[3])
+	}
+}
+
+// TestHandoverValueRoundTrip: a launch and its decided turns come back as
+// they were written.
+func TestHandoverValueRoundTrip(t *testing.T) {
+	l := &launches.Launch{Key: launches.Key{Installation: "i/1", Instance: "l\"2"}, Runs: 1,
+		Turns: []launches.KeptTurn{{PastTurn: verdict.PastTurn{Index: 1}, Trace: traceID(1)}, {PastTurn: verdict.PastTurn{Index: 2}, Trace: traceID(2)}}}
+	b := encodeHandover(l, func(id pcommon.TraceID) bool { return id == traceID(2) })
+	got, ids, err := decodeHandover(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Key != l.Key || len(got.Turns) != 2 || len(ids) != 1 || ids[0] != traceID(2) {
+		t.Errorf("read back %+v and %v", got, ids)
+	}
+	if _, _, err := decodeHandover(append([]byte{9}, b[1:]...)); err == nil {
+		t.Error("a value of an unknown version was read")
+	}
+}
+
+// FuzzDecodeHandover: whatever the changelog holds, reading it returns an
+// error or a launch, never panics.
+func FuzzDecodeHandover(f *testing.F) {
+	l := &launches.Launch{Key: launches.Key{Installation: "i", Instance: "l"}, Runs: 1,
+		Turns: []launches.KeptTurn{{PastTurn: verdict.PastTurn{Index: 1}, Trace: traceID(1)}}}
+	f.Add(encodeHandover(l, func(pcommon.TraceID) bool { return true }))
+	f.Add([]byte{1, 200, 1})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, ids, err := decodeHandover(b)
+		if err == nil && (l == nil || len(ids) > launches.KeptTurns) {
+			t.Fatalf("read %v and %d IDs without an error", l, len(ids))
+		}
+	})
+}
+
+// BenchmarkHandover is what the changelog costs a decide stage: whole
+// joined turns, each its own record of partition 0 and the first turn of
+// a launch of its own (so each commit writes one launch), decided with
+// storage alone and with the changelog beside it, on an in-process
+// cluster over loopback. A record waits for its commit either way; with
+// the changelog the commit waits for every in-sync replica's
+// acknowledgement too.
+func BenchmarkHandover(b *testing.B) {
+	for _, withLog := range []bool{false, true} {
+		name := "storage"
+		if withLog {
+			name = "storage+changelog"
+		}
+		b.Run(name, func(b *testing.B) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "launches"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			host := storagetest.FileStorage(b, b.TempDir())
+			cfg := createDefaultConfig().(*Config)
+			cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
+			if withLog {
+				cfg.Launches.Changelog = &changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}
+			}
+			h := newHarness(b, cfg)
+			if err := h.p.Start(context.Background(), host); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				_ = h.p.Shutdown(context.Background())
+				_ = host.Ext.Shutdown(context.Background())
+			}()
+			i := 0
+			for b.Loop() {
+				n := byte(i)
+				launch := "launch-" + strconv.Itoa(i)
+				td := sdk(n, plainUnit(launch), plainTurn(launch, 1, 0, 1))
+				sdk(n, take("t1", 0.3, nil)).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+				// Each its own trace: the byte n repeats every 256 turns.
+				id := traceID(n)
+				id[8], id[9], id[10] = byte(i>>8), byte(i>>16), byte(i>>24)
+				setTrace(td, id)
+				ctx := client.NewContext(context.Background(), client.Info{Metadata: client.NewMetadata(map[string][]string{
+					metaKafkaPartition: {"0"}, metaKafkaOffset: {strconv.Itoa(i)},
+				})})
+				if err := h.p.ConsumeTraces(ctx, td); err != nil {
+					b.Fatal(err)
+				}
+				h.sink.Reset()
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/turn")
+		})
+	}
+}
+

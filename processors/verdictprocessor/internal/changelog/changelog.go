@@ -1,0 +1,217 @@
+// Package changelog keeps what a processor must hand over with a Kafka
+// partition in a changelog topic beside it, as Kafka Streams does: one
+// record a key, on the partition number its input came from, the latest
+// value winning and an empty one forgetting the key. Whoever takes the
+// partition over reads it back (Read) before it decides the partition's
+// next records.
+//
+// The changelog owns its dirty set, its producer and its reads; its owner
+// names keys and gives values, and never sees a record. What it marks
+// (Mark) is written by the next Prepare and Write, which the owner runs
+// beside its own commit: a failed write marks its keys again (Failed).
+package changelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Config is where the changelog is kept.
+type Config struct {
+	// Brokers are the Kafka brokers (host:port).
+	Brokers []string `mapstructure:"brokers"`
+	// Topic is the changelog topic: as many partitions as the input topic,
+	// compacted (cleanup.policy=compact).
+	Topic string `mapstructure:"topic"`
+}
+
+// Errors Validate wraps.
+var (
+	ErrNoBrokers = errors.New("changelog: brokers must name at least one broker")
+	ErrNoTopic   = errors.New("changelog: topic must be set")
+)
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	var errs error
+	if len(c.Brokers) == 0 {
+		errs = errors.Join(errs, ErrNoBrokers)
+	}
+	if c.Topic == "" {
+		errs = errors.Join(errs, ErrNoTopic)
+	}
+	return errs
+}
+
+// writeTimeout bounds one Write: a broker that does not answer refuses
+// the commit it runs beside, which is retried, rather than holding it.
+const writeTimeout = 10 * time.Second
+
+// readTimeout bounds one Read.
+const readTimeout = 60 * time.Second
+
+// quietEnd is how long a Read that has read something polls for more
+// before it takes the partition as read.
+const quietEnd = 2 * time.Second
+
+// slot is one key of one partition.
+type slot struct {
+	partition int32
+	key       string
+}
+
+// Log is a changelog topic. Mark, Prepare and Failed run under the
+// owner's lock; Write and Read outside it.
+type Log struct {
+	cfg   Config
+	cl    *kgo.Client
+	dirty map[slot]struct{}
+}
+
+// Open connects a producer to the changelog (each record acknowledged by
+// every in-sync replica, idempotent, placed on the partition its key was
+// marked on).
+func Open(cfg Config, clientID string) (*Log, error) {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID(clientID),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(0),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("changelog %s: %w", cfg.Topic, err)
+	}
+	return &Log{cfg: cfg, cl: cl, dirty: map[slot]struct{}{}}, nil
+}
+
+// Close lets the producer go.
+func (l *Log) Close() { l.cl.Close() }
+
+// Topic is the changelog's topic.
+func (l *Log) Topic() string { return l.cfg.Topic }
+
+// Mark says key of partition changed: the next Prepare writes its value.
+func (l *Log) Mark(partition int32, key string) {
+	l.dirty[slot{partition, key}] = struct{}{}
+}
+
+// Dirty is how many keys wait for a write.
+func (l *Log) Dirty() int { return len(l.dirty) }
+
+// Batch is what one Write sends.
+type Batch struct {
+	records []*kgo.Record
+	slots   []slot
+}
+
+// Len is how many records the batch holds.
+func (b Batch) Len() int { return len(b.records) }
+
+// Prepare takes the dirty set: each key's value as value gives it now (nil
+// forgets the key).
+func (l *Log) Prepare(value func(key string) []byte) Batch {
+	var b Batch
+	for s := range l.dirty {
+		b.records = append(b.records, &kgo.Record{Topic: l.cfg.Topic, Partition: s.partition, Key: []byte(s.key), Value: value(s.key)})
+		b.slots = append(b.slots, s)
+	}
+	clear(l.dirty)
+	return b
+}
+
+// Write produces the batch and waits until every record is acknowledged.
+func (l *Log) Write(ctx context.Context, b Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	if err := l.cl.ProduceSync(ctx, b.records...).FirstErr(); err != nil {
+		return fmt.Errorf("changelog %s: %w", l.cfg.Topic, err)
+	}
+	return nil
+}
+
+// Failed marks a batch whose Write failed dirty again.
+func (l *Log) Failed(b Batch) {
+	for _, s := range b.slots {
+		l.dirty[s] = struct{}{}
+	}
+}
+
+// Read reads partition from its start to its end as it stands now: each
+// key's latest value, a key whose latest value is empty left out.
+func (l *Log) Read(ctx context.Context, partition int32) (map[string][]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	adm := kadm.NewClient(l.cl)
+	ends, err := adm.ListEndOffsets(ctx, l.cfg.Topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("changelog %s: the end of partition %d: %w", l.cfg.Topic, partition, err)
+	}
+	end, ok := ends.Lookup(l.cfg.Topic, partition)
+	if !ok {
+		return nil, fmt.Errorf("changelog %s has no partition %d", l.cfg.Topic, partition)
+	}
+	out := map[string][]byte{}
+	if end.Offset <= 0 {
+		return out, nil
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(l.cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{l.cfg.Topic: {partition: kgo.NewOffset().AtStart()}}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("changelog %s: %w", l.cfg.Topic, err)
+	}
+	defer cl.Close()
+	read := false
+	for {
+		// A tail compacted away (a tombstone past its retention) never
+		// arrives: once something was read, a quiet poll is the end.
+		pctx, pcancel := context.WithTimeout(ctx, quietEnd)
+		fs := cl.PollFetches(pctx)
+		pcancel()
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("changelog %s: reading partition %d to offset %d: %w", l.cfg.Topic, partition, end.Offset, err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				ferr = errors.Join(ferr, err)
+			}
+		})
+		if ferr != nil {
+			return nil, fmt.Errorf("changelog %s: reading partition %d: %w", l.cfg.Topic, partition, ferr)
+		}
+		done, got := false, false
+		fs.EachRecord(func(r *kgo.Record) {
+			got = true
+			if r.Offset >= end.Offset {
+				done = true
+				return
+			}
+			if len(r.Value) == 0 {
+				delete(out, string(r.Key))
+			} else {
+				out[string(r.Key)] = r.Value
+			}
+			if r.Offset == end.Offset-1 {
+				done = true
+			}
+		})
+		if done || (read && !got) {
+			return out, nil
+		}
+		read = read || got
+	}
+}

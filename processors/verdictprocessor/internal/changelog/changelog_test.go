@@ -1,0 +1,153 @@
+package changelog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+func cluster(t *testing.T) (*kfake.Cluster, Config) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "launches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, Config{Brokers: c.ListenAddrs(), Topic: "launches"}
+}
+
+func open(t *testing.T, cfg Config) *Log {
+	t.Helper()
+	l, err := Open(cfg, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+// write writes what is marked, each key's value from values.
+func write(t *testing.T, l *Log, values map[string]string) error {
+	t.Helper()
+	b := l.Prepare(func(key string) []byte {
+		if v, ok := values[key]; ok && v != "" {
+			return []byte(v)
+		}
+		return nil
+	})
+	err := l.Write(context.Background(), b)
+	if err != nil {
+		l.Failed(b)
+	}
+	return err
+}
+
+// TestReadGivesEachKeysLatestValue: a partition read back gives each key
+// its latest value, a forgotten key none, and only the keys marked on
+// that partition.
+func TestReadGivesEachKeysLatestValue(t *testing.T) {
+	_, cfg := cluster(t)
+	l := open(t, cfg)
+	l.Mark(1, "a")
+	l.Mark(1, "b")
+	l.Mark(2, "c")
+	if err := write(t, l, map[string]string{"a": "a1", "b": "b1", "c": "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Mark(1, "a")
+	l.Mark(1, "b")
+	if err := write(t, l, map[string]string{"a": "a2"}); err != nil { // b forgotten
+		t.Fatal(err)
+	}
+	got, err := open(t, cfg).Read(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || string(got["a"]) != "a2" {
+		t.Errorf("partition 1 read back as %q, want only a=a2", got)
+	}
+	got, err = l.Read(context.Background(), 2)
+	if err != nil || len(got) != 1 || string(got["c"]) != "c1" {
+		t.Errorf("partition 2 read back as %q (%v), want only c=c1", got, err)
+	}
+	got, err = l.Read(context.Background(), 0)
+	if err != nil || len(got) != 0 {
+		t.Errorf("the empty partition read back as %q (%v)", got, err)
+	}
+}
+
+// TestAFailedWriteKeepsItsKeysDirty: a write no broker acknowledges is an
+// error, and its keys are written by the next one.
+func TestAFailedWriteKeepsItsKeysDirty(t *testing.T) {
+	c, cfg := cluster(t)
+	l := open(t, cfg)
+	l.Mark(0, "a")
+	c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b := l.Prepare(func(string) []byte { return []byte("v") })
+	if err := l.Write(ctx, b); err == nil {
+		t.Fatal("a write to a closed cluster succeeded")
+	}
+	l.Failed(b)
+	if l.Dirty() != 1 {
+		t.Errorf("%d keys dirty after the failed write, want 1", l.Dirty())
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := (&Config{}).Validate(); !errors.Is(err, ErrNoBrokers) || !errors.Is(err, ErrNoTopic) {
+		t.Errorf("empty config: %v", err)
+	}
+	if err := (&Config{Brokers: []string{"b:9092"}, Topic: "t"}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// BenchmarkReadBack is a takeover's read: one partition holding n
+// launches, each one record of the size a launch of 8 kept turns takes
+// (about 400 bytes), against the alternative of reading the turns topic's
+// records back instead: 4 turns of each launch, 586 bytes each (a joined
+// turn of one unit and one take, as the fleet test measures it), without
+// even decoding them.
+func BenchmarkReadBack(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		for _, shape := range []struct {
+			name           string
+			perLaunch, len int
+		}{{"changelog", 1, 400}, {"turns", 4, 586}} {
+			b.Run(fmt.Sprintf("%s/launches=%d", shape.name, n), func(b *testing.B) {
+				c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "launches"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				l, err := Open(Config{Brokers: c.ListenAddrs(), Topic: "launches"}, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close()
+				value := make([]byte, shape.len)
+				for r := 0; r < shape.perLaunch; r++ {
+					for i := 0; i < n; i++ {
+						l.Mark(0, fmt.Sprintf("launch-%d-%d", i, r))
+					}
+					if err := l.Write(context.Background(), l.Prepare(func(string) []byte { return value })); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					got, err := l.Read(context.Background(), 0)
+					if err != nil || len(got) != n*shape.perLaunch {
+						b.Fatalf("read %d keys (%v)", len(got), err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/takeover")
+			})
+		}
+	}
+}
