@@ -190,4 +190,3 @@ func BenchmarkHandover(b *testing.B) {
 		})
 	}
 }
-
