@@ -183,21 +183,9 @@ func TestKafkaFleetDecidesEachLaunchWhole(t *testing.T) {
 		launches[i] = fleetLaunchOf(i)
 	}
 	start := time.Now()
-	for round, lt := range oneLaunch {
-		for i := range launches {
-			l := &launches[i]
-			phone, engine := launchTurnRequests(lt, l.installation, l.launch)
-			l.traces = append(l.traces, phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String())
-			if (i+round)%2 == 0 {
-				phone, engine = engine, phone
-			}
-			f.send(phone)
-			f.send(engine)
-		}
-		want := (round + 1) * nLaunches
-		testenv.WaitFor(t, 90*time.Second, fmt.Sprintf("round %d's verdicts", round+1), func() bool {
-			return len(f.decided()) >= want
-		})
+	for round := range oneLaunch {
+		f.sendRound(launches, round)
+		f.waitForVerdicts((round+1)*nLaunches, fmt.Sprintf("round %d's verdicts", round+1))
 	}
 	took := time.Since(start)
 
@@ -348,9 +336,12 @@ func TestKafkaFleetStateFollowsThePartition(t *testing.T) {
 
 	killedAt := time.Now()
 	f.decides[0].Kill()
+	f.waitForGroup("percause-decide", 2)
+	t.Logf("the decide group settled on the two left %s after a gateway was killed (the session timeout)", time.Since(killedAt).Round(time.Millisecond))
+	addedAt := time.Now()
 	f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
 	f.waitForGroup("percause-decide", 3)
-	t.Logf("the decide group settled %s after a gateway was killed and one added", time.Since(killedAt).Round(time.Millisecond))
+	t.Logf("the decide group settled %s after a gateway was started", time.Since(addedAt).Round(time.Millisecond))
 	f.sendRound(launches, 2)
 	f.waitForVerdicts(3*nLaunches, "round 3's verdicts")
 
@@ -383,6 +374,25 @@ func TestKafkaFleetStateFollowsThePartition(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Fatal("no launch changed gateways: the run proves nothing")
+	}
+	// Each gateway still running counts what its file holds: the count
+	// connector counted each verdict once. (The killed and the stopped
+	// gateways' counters went with their processes; their files stay.)
+	files := map[int]int{}
+	for _, vs := range got {
+		for _, v := range vs {
+			files[v.gateway]++
+		}
+	}
+	for _, i := range []int{2, 3} {
+		counted := 0
+		testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("gateway %d's counters to catch up with its file", i), func() bool {
+			counted = sum(scrapeTurnsByCause(t, f.decides[i].PromURL, ""))
+			return counted >= files[i]
+		})
+		if counted != files[i] {
+			t.Errorf("gateway %d counted %d turns, its verdict file holds %d", i, counted, files[i])
+		}
 	}
 	t.Logf("%d of %d launches changed gateways; %d turns read wrong", moved, nLaunches, wrong)
 	for i, d := range f.decides {

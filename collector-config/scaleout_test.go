@@ -158,11 +158,20 @@ var causeLabel = regexp.MustCompile(`percause_cause="([^"]*)"`)
 // Prometheus presents, by cause.
 func turnsByCause(t *testing.T, g *scaleGateway) map[string]int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, g.PromURL, nil)
+	return scrapeTurnsByCause(t, g.PromURL, scaleToken)
+}
+
+// scrapeTurnsByCause scrapes percause_turns_total at url, by cause,
+// presenting token unless it is empty.
+func scrapeTurnsByCause(t *testing.T, url, token string) map[string]int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+scaleToken)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +179,7 @@ func turnsByCause(t *testing.T, g *scaleGateway) map[string]int {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape %s: %s", g.PromURL, resp.Status)
+		t.Fatalf("scrape %s: %s", url, resp.Status)
 	}
 	out := map[string]int{}
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
