@@ -7,7 +7,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # minutes on 2 cores); every test package shares this one build via PERCAUSE_BIN.
 TEST_TIMEOUT ?= 25m
 
-.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare simulate simulate-holes dashboards environment semconv fuzz clean
+.PHONY: all build demo test test-short lint fmt vet staticcheck bench bench-pipeline load compare fleet simulate simulate-holes dashboards environment semconv fuzz clean
 
 all: lint test
 
@@ -69,6 +69,16 @@ compare: build
 	./$(BIN) load --compare --concurrency 2 --turns 4000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 1000
 	./$(BIN) load --compare --concurrency 8 --turns 8000 --installations 100 --relaunch-every 2 --rounds 6 --warmup 4000
 	./$(BIN) load --compare --concurrency 64 --turns 12000 --installations 1000 --relaunch-every 2 --rounds 6 --warmup 10000
+
+# The fleet on Kafka (kafka-edge.yaml, kafka-join.yaml, kafka-decide.yaml)
+# through the binary on an in-process Kafka: every launch decided whole;
+# decide gateways killed, added and stopped, each launch's history
+# following its partition; then what it costs against the embedded
+# default on the same turns: CPU a span per tier, the time each hop adds
+# (p50, p99), the bytes a turn takes on each topic (README, "Beyond one
+# collector"; docs/performance.md, "The fleet on Kafka"). About a minute.
+fleet: build
+	set -o pipefail; PERCAUSE_BIN=$(CURDIR)/$(BIN) PERCAUSE_FLEET_COST=1 $(GO) test -count=1 -run 'TestKafkaFleet' -v ./collector-config/ | grep -E '^(---|ok|FAIL)|kafka_test.go'
 
 # The seeded fault simulation for as long as asked (SIMULATE_FOR, 10 minutes
 # by default), from seed SIMULATE_FIRST on; it reports the schedules it ran

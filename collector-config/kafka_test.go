@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +42,8 @@ type kafkaFleet struct {
 	edge    *testenv.Collector
 	joins   []*testenv.Collector
 	decides []*testenv.Collector
+	// sentAt, when not nil, is when each turn's first request was sent.
+	sentAt map[string]time.Time
 }
 
 func startKafkaCluster(t *testing.T) string {
@@ -287,9 +290,13 @@ func (f *kafkaFleet) sendRound(launches []fleetLaunch, round int) {
 	for i := range launches {
 		l := &launches[i]
 		phone, engine := launchTurnRequests(lt, l.installation, l.launch)
-		l.traces = append(l.traces, phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String())
+		id := phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+		l.traces = append(l.traces, id)
 		if (i+round)%2 == 0 {
 			phone, engine = engine, phone
+		}
+		if f.sentAt != nil {
+			f.sentAt[id] = time.Now()
 		}
 		f.send(phone)
 		f.send(engine)
@@ -399,6 +406,179 @@ func TestKafkaFleetStateFollowsThePartition(t *testing.T) {
 		for _, line := range strings.Split(d.Output(), "\n") {
 			if strings.Contains(line, "took over partition") {
 				t.Logf("gateway %d took over %s", i, line[strings.Index(line, `"partition"`):])
+			}
+		}
+	}
+}
+
+// TestKafkaFleetCost (PERCAUSE_FLEET_COST=1; make fleet) measures the
+// fleet on the same turns as the embedded default: each tier's CPU per
+// span over the run, start-up left out, against the embedded default's;
+// the time each hop adds, from Kafka's record timestamps and the verdicts'
+// decision times (p50 and p99); and the bytes a turn takes on each topic.
+func TestKafkaFleetCost(t *testing.T) {
+	if os.Getenv("PERCAUSE_FLEET_COST") == "" {
+		t.Skip("a measurement: PERCAUSE_FLEET_COST=1 (make fleet)")
+	}
+	const nLaunches = 250
+	launches := make([]fleetLaunch, nLaunches)
+	for i := range launches {
+		launches[i] = fleetLaunchOf(i)
+	}
+	turns := nLaunches * len(oneLaunch)
+	spans := 3 * turns
+
+	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
+	f.edge = f.startTier("kafka-edge.yaml")
+	for range 2 {
+		f.joins = append(f.joins, f.startTier("kafka-join.yaml"))
+	}
+	for range 3 {
+		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
+	}
+	f.waitForGroup("percause-join", 2)
+	f.waitForGroup("percause-decide", 3)
+	tiers := map[string][]*testenv.Collector{"edge": {f.edge}, "join": f.joins, "decide": f.decides}
+	before := map[string]int64{}
+	for name, cs := range tiers {
+		before[name] = ticksOf(t, cs)
+	}
+	f.sentAt = map[string]time.Time{}
+	for round := range oneLaunch {
+		f.sendRound(launches, round)
+		f.waitForVerdicts((round+1)*nLaunches, fmt.Sprintf("round %d's verdicts", round+1))
+	}
+	fleetCPU := map[string]int64{}
+	for name, cs := range tiers {
+		fleetCPU[name] = ticksOf(t, cs) - before[name]
+	}
+
+	// The embedded default, on turns of the same shape.
+	def := testenv.StartCollector(t)
+	f0 := &kafkaFleet{t: t, edge: def}
+	defBefore := ticksOf(t, []*testenv.Collector{def})
+	again := make([]fleetLaunch, nLaunches)
+	for i := range again {
+		again[i] = fleetLaunchOf(i)
+	}
+	for round := range oneLaunch {
+		f0.sendRound(again, round)
+		testenv.WaitFor(t, 90*time.Second, "the default's verdicts", func() bool {
+			return len(readVerdicts(t, def.VerdictFile)) >= (round+1)*nLaunches
+		})
+	}
+	defCPU := ticksOf(t, []*testenv.Collector{def}) - defBefore
+	perSpan := func(ticks int64) float64 { return float64(ticks) * 10000 / float64(spans) }
+	t.Logf("CPU a span, %d turns: embedded default %.1f µs; edge %.1f, join %.1f, decide %.1f, fleet %.1f µs (%.2f× the default)",
+		turns, perSpan(defCPU), perSpan(fleetCPU["edge"]), perSpan(fleetCPU["join"]), perSpan(fleetCPU["decide"]),
+		perSpan(fleetCPU["edge"]+fleetCPU["join"]+fleetCPU["decide"]),
+		float64(fleetCPU["edge"]+fleetCPU["join"]+fleetCPU["decide"])/float64(defCPU))
+
+	hops := f.hopTimes(f.sentAt)
+	for _, hop := range []string{"edge", "join", "decide"} {
+		ds := hops[hop]
+		slices.Sort(ds)
+		t.Logf("%s hop: p50 %s, p99 %s (%d turns)", hop, ds[len(ds)/2].Round(time.Microsecond), ds[len(ds)*99/100].Round(time.Microsecond), len(ds))
+	}
+	f.logTopics(turns)
+}
+
+// ticksOf is the CPU of running collectors, in clock ticks.
+func ticksOf(t *testing.T, cs []*testenv.Collector) int64 {
+	var n int64
+	for _, c := range cs {
+		n += cpuTicks(t, c.Cmd.Process.Pid)
+	}
+	return n
+}
+
+// hopTimes is, for each turn whose first request was sent at
+// sent[trace], the time each hop added: edge (to its last span on the
+// spans topic, both its requests), join (to its joined turn on the turns
+// topic) and decide (to its verdict's decision). Kafka's timestamps are
+// in milliseconds.
+func (f *kafkaFleet) hopTimes(sent map[string]time.Time) map[string][]time.Duration {
+	f.t.Helper()
+	spansAt, turnsAt := map[string]time.Time{}, map[string]time.Time{}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers), kgo.ConsumeTopics(fleetSpans, fleetTurns),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var u ptrace.ProtoUnmarshaler
+	for ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			td, err := u.UnmarshalTraces(r.Value)
+			if err != nil {
+				f.t.Errorf("a record of %s is not OTLP: %v", r.Topic, err)
+				return
+			}
+			for _, id := range traceIDsOf(td) {
+				if r.Topic == fleetTurns {
+					turnsAt[id] = r.Timestamp
+				} else if r.Timestamp.After(spansAt[id]) {
+					spansAt[id] = r.Timestamp
+				}
+			}
+		})
+	}
+	decidedAt := map[string]time.Time{}
+	var ju ptrace.JSONUnmarshaler
+	for _, d := range f.decides {
+		b, err := os.ReadFile(d.VerdictFile)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			td, err := ju.UnmarshalTraces(line)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			eachSpan(td, func(s ptrace.Span) {
+				decidedAt[s.TraceID().String()] = s.EndTimestamp().AsTime()
+			})
+		}
+	}
+	out := map[string][]time.Duration{}
+	for id, at := range sent {
+		if spansAt[id].IsZero() || turnsAt[id].IsZero() || decidedAt[id].IsZero() {
+			f.t.Errorf("trace %s: spans at %v, turn at %v, decided at %v", id, spansAt[id], turnsAt[id], decidedAt[id])
+			continue
+		}
+		out["edge"] = append(out["edge"], spansAt[id].Sub(at))
+		out["join"] = append(out["join"], turnsAt[id].Sub(spansAt[id]))
+		out["decide"] = append(out["decide"], decidedAt[id].Sub(turnsAt[id]))
+	}
+	return out
+}
+
+// traceIDsOf is every trace a batch holds spans of.
+func traceIDsOf(td ptrace.Traces) []string {
+	seen := map[string]bool{}
+	var ids []string
+	eachSpan(td, func(s ptrace.Span) {
+		if id := s.TraceID().String(); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	})
+	return ids
+}
+
+func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				fn(spans.At(k))
 			}
 		}
 	}
