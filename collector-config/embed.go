@@ -59,4 +59,8 @@ const (
 	EnvKafkaTurnsTopic  = "PERCAUSE_KAFKA_TURNS_TOPIC"  // every joined turn, keyed by launch (percause-turns)
 	EnvKafkaJoinGroup   = "PERCAUSE_KAFKA_JOIN_GROUP"   // the join gateways' consumer group (percause-join)
 	EnvKafkaDecideGroup = "PERCAUSE_KAFKA_DECIDE_GROUP" // the decide gateways' consumer group (percause-decide)
+	// EnvKafkaJoinChangelog and EnvKafkaDecideChangelog are the topics
+	// where each partition's owner keeps what it holds for the next.
+	EnvKafkaJoinChangelog   = "PERCAUSE_KAFKA_JOIN_CHANGELOG"   // percause-join-changelog
+	EnvKafkaDecideChangelog = "PERCAUSE_KAFKA_DECIDE_CHANGELOG" // percause-decide-changelog
 )

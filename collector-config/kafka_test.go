@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	collectorconfig "github.com/percause/percause/collector-config"
+	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab/verdicts"
 )
@@ -31,7 +32,8 @@ import (
 const (
 	fleetSpans      = "percause-spans"
 	fleetTurns      = "percause-turns"
-	fleetLaunches   = "percause-launches"
+	fleetJoinLog    = "percause-join-changelog"
+	fleetDecideLog  = "percause-decide-changelog"
 	fleetPartitions = 6
 )
 
@@ -48,7 +50,7 @@ type kafkaFleet struct {
 
 func startKafkaCluster(t *testing.T) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(fleetPartitions, fleetSpans, fleetTurns, fleetLaunches))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(fleetPartitions, fleetSpans, fleetTurns, fleetJoinLog, fleetDecideLog))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,15 +58,16 @@ func startKafkaCluster(t *testing.T) string {
 	return c.ListenAddrs()[0]
 }
 
-// startTier starts one gateway of the fleet on its configuration.
-func (f *kafkaFleet) startTier(config string) *testenv.Collector {
+// startTier starts one gateway of the fleet on its configuration, a
+// turn's wait 2 s unless more options say otherwise.
+func (f *kafkaFleet) startTier(config string, opts ...testenv.CollectorOption) *testenv.Collector {
 	f.t.Helper()
-	return testenv.StartCollector(f.t,
+	return testenv.StartCollector(f.t, append([]testenv.CollectorOption{
 		testenv.WithCollectorConfig(filepath.Join(testenv.RepoRoot(), "collector-config", config)),
 		testenv.WithCollectorEnv(collectorconfig.EnvKafkaBrokers, f.brokers),
 		testenv.WithCollectorEnv(collectorconfig.EnvVerdictWait, "2s"),
 		testenv.WithCollectorEnv(collectorconfig.EnvDecisionWait, "500ms"),
-	)
+	}, opts...)...)
 }
 
 // waitForGroup waits until the consumer group has settled on members
@@ -582,4 +585,109 @@ func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 			}
 		}
 	}
+}
+
+// waitForCommitted waits until group has committed every record topic
+// holds: each was accepted by a gateway of the group.
+func (f *kafkaFleet) waitForCommitted(group, topic string) {
+	f.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	testenv.WaitFor(f.t, 30*time.Second, fmt.Sprintf("group %s to commit all of %s", group, topic), func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return false
+		}
+		committed, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return false
+		}
+		all := true
+		ends.Each(func(o kadm.ListedOffset) {
+			c, ok := committed.Lookup(topic, o.Partition)
+			if o.Offset > 0 && (!ok || c.At < o.Offset) {
+				all = false
+			}
+		})
+		return all
+	})
+}
+
+// underrunTurnRequests is launchTurnRequests with the phone's unit
+// underrunning: its turn then waits for the engine's take it names.
+func underrunTurnRequests(lt launchTurn, installation, launch string) (phone, engine ptrace.Traces) {
+	phone, engine = launchTurnRequests(lt, installation, launch)
+	unit := phone.ResourceSpans().At(0).ScopeSpans().At(1).Spans().At(0).Attributes()
+	unit.PutInt(semconv.UnitUnderruns, 1)
+	unit.PutDouble(semconv.UnitSilent, 0.4)
+	return phone, engine
+}
+
+// TestKafkaFleetHeldTracesFollowThePartition: two join gateways hold the
+// phone's half of 40 turns, each waiting for the take its underrunning
+// unit names (the wait is 30 s here), every spans record acknowledged and
+// committed. One join gateway is killed (kill -9) and its partitions move
+// to the other; then the engines' halves come. Every turn gets exactly one
+// verdict, none decided with its take missing: the surviving gateway held
+// again the halves the killed one had acknowledged. The run fails when
+// the killed gateway held nothing.
+func TestKafkaFleetHeldTracesFollowThePartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary four times against an in-process Kafka")
+	}
+	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
+	f.edge = f.startTier("kafka-edge.yaml")
+	for range 2 {
+		f.joins = append(f.joins, f.startTier("kafka-join.yaml", testenv.WithCollectorEnv(collectorconfig.EnvVerdictWait, "30s")))
+	}
+	f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
+	f.waitForGroup("percause-join", 2)
+	f.waitForGroup("percause-decide", 1)
+	const nLaunches = 40
+	var traces []string
+	var engines []ptrace.Traces
+	for i := range nLaunches {
+		l := fleetLaunchOf(i)
+		phone, engine := underrunTurnRequests(oneLaunch[0], l.installation, l.launch)
+		traces = append(traces, phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String())
+		engines = append(engines, engine)
+		f.send(phone)
+	}
+	f.waitForCommitted("percause-join", fleetSpans)
+	killedAt := time.Now()
+	f.joins[0].Kill()
+	f.waitForGroup("percause-join", 1)
+	t.Logf("the join group settled %s after a gateway was killed", time.Since(killedAt).Round(time.Millisecond))
+	for _, e := range engines {
+		f.send(e)
+	}
+	f.waitForVerdicts(nLaunches, "a verdict for every turn")
+	got := f.decided()
+	for k, id := range traces {
+		vs := got[id]
+		if len(vs) != 1 {
+			t.Errorf("turn of launch %d (trace %s): %d verdicts, want 1", k, id, len(vs))
+			continue
+		}
+		if vs[0].Forced != "" {
+			t.Errorf("turn of launch %d: decided without what it named (%s): %s", k, vs[0].Forced, vs[0].Evidence)
+		}
+	}
+	held := 0
+	for _, line := range strings.Split(f.joins[1].Output(), "\n") {
+		if i := strings.Index(line, `"held": `); i >= 0 && strings.Contains(line, "took over partition") {
+			n, _ := strconv.Atoi(strings.TrimRight(strings.Fields(line[i+len(`"held": `):])[0], ","))
+			held += n
+		}
+	}
+	if held == 0 {
+		t.Fatal("the surviving join gateway held nothing again: the killed one held nothing, and the run proves nothing")
+	}
+	t.Logf("the surviving join gateway held %d of the killed one's traces again", held)
 }

@@ -106,7 +106,7 @@ var (
 	ErrLaunchesRange           = errors.New("launches.max must not be negative and launches.idle must be positive")
 	ErrPassSpans               = fmt.Errorf("pass_spans names spans sent on with emit: %q, none empty", EmitVerdicts)
 	ErrLaunchMetadataKey       = fmt.Errorf("launch_metadata_key is for emit: %q", EmitTurns)
-	ErrChangelogNeeds          = fmt.Errorf("launches.changelog needs storage, launches.max above 0 and emit %q or %q", EmitAll, EmitVerdicts)
+	ErrChangelogNeeds          = errors.New("changelog needs storage")
 )
 
 // Config is the verdict processor's configuration.
@@ -158,6 +158,15 @@ type Config struct {
 	// Launches bounds what is remembered of each launch for the rules that
 	// read across turns.
 	Launches LaunchesConfig `mapstructure:"launches"`
+	// Changelog (a gateway reading its input from Kafka) keeps what the
+	// processor holds for a partition in a changelog topic, on the
+	// partition number each record came from: the held traces and, when it
+	// keeps launches, each launch with which of its turns were decided. A
+	// gateway that takes a partition over reads it back before it reads the
+	// partition's next record
+	// (docs/decisions/0317-what-a-gateway-holds-follows-its-partition.md).
+	// Nil: what the processor holds stays with it.
+	Changelog *changelog.Config `mapstructure:"changelog"`
 	// EndOfInput: the processor reads a finite input (`percause lines`), so
 	// at shutdown the input has ended: a turn still held is decided with
 	// what came, and its evidence says what the input ended before.
@@ -188,13 +197,6 @@ type LaunchesConfig struct {
 	Max int `mapstructure:"max"`
 	// Idle is how long a launch unseen is remembered.
 	Idle time.Duration `mapstructure:"idle"`
-	// Changelog (a decide gateway reading turns from Kafka) keeps each
-	// launch, and which of its turns were decided, in a changelog topic on
-	// the partition its turns come on; a gateway that takes a partition
-	// over reads it back before it decides the partition's next turns
-	// (docs/decisions/0317-launches-follow-their-partition-through-a-changelog.md).
-	// Nil: the launches stay with the gateway.
-	Changelog *changelog.Config `mapstructure:"changelog"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -246,8 +248,8 @@ func (c *Config) Validate() error {
 	if len(c.PassSpans) > 0 && c.Emit != EmitVerdicts {
 		bad(ErrPassSpans, "pass_spans %v with emit %q (every span passes already)", c.PassSpans, c.Emit)
 	}
-	if c.Launches.Changelog != nil && (c.Storage == nil || c.Launches.Max == 0 || c.Emit == EmitTurns) {
-		bad(ErrChangelogNeeds, "storage %v, launches.max %d, emit %q", c.Storage, c.Launches.Max, c.Emit)
+	if c.Changelog != nil && c.Storage == nil {
+		bad(ErrChangelogNeeds, "changelog %s without storage", c.Changelog.Topic)
 	}
 	if c.LaunchMetadataKey != "" && c.Emit != EmitTurns {
 		bad(ErrLaunchMetadataKey, "launch_metadata_key %q with emit %q", c.LaunchMetadataKey, c.Emit)

@@ -2,6 +2,7 @@ package verdictprocessor
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,22 +17,26 @@ import (
 	"github.com/percause/percause/processors/internal/compact"
 	"github.com/percause/percause/processors/internal/launches"
 	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
+	"github.com/percause/percause/processors/verdictprocessor/internal/persist"
 )
 
-// The handover (launches.changelog): a decide gateway reading its turns
-// from a Kafka topic, keyed by launch, keeps each launch (its recent turns
-// and which of them were decided) in a changelog topic, on the partition
-// number its turns come on, beside each commit. A gateway that takes a
-// partition over (a rebalance, a gateway killed, added or stopped) reads
-// the partition's changelog back before it decides the partition's next
-// turn: the launches' history follows the partition, and a turn read
-// again after the move is decided once, its trace among the decided
-// (docs/decisions/0317-launches-follow-their-partition-through-a-changelog.md).
+// The handover (changelog): a gateway reading its input from Kafka keeps
+// what it holds for each partition in a changelog topic, on the partition
+// number each record came from, beside each commit: the traces it holds
+// (a join's half-joined traces, a decide's turns waiting) and, when it
+// keeps launches, each launch with which of its kept turns were decided.
+// A gateway that takes a partition over (a rebalance, a gateway killed,
+// added or stopped) reads the partition's changelog back before it reads
+// the partition's next record: what the last owner held is held again,
+// the launches' history follows the partition, and a turn read again
+// after the move is decided once, its trace among the decided
+// (docs/decisions/0317-what-a-gateway-holds-follows-its-partition.md).
 //
 // The Kafka receiver names each record's partition and offset in its
 // client metadata; a record of a partition this processor has not read
 // since it started, or whose offset skips past the last one it read
-// (another gateway read those), is a takeover.
+// there (another gateway read those), is a takeover.
 
 // The Kafka receiver's client metadata keys.
 const (
@@ -46,82 +51,150 @@ type handover struct {
 	// Under the processor's lock:
 	// last is the offset of the last record read of each partition.
 	last map[int32]int64
-	// partitionOf is the partition each kept launch's turns come on.
-	partitionOf map[launches.Key]int32
-	// marked are the launches marked since the last write, by their
-	// changelog key.
-	marked map[string]launches.Key
+	// launchPart and tracePart are the partition each kept launch's turns
+	// and each held trace's spans come on.
+	launchPart map[launches.Key]int32
+	tracePart  map[pcommon.TraceID]int32
 }
 
-// openHandover connects the changelog's producer (Start, after storage).
+// openHandover connects the changelog's producer and hears what changes
+// (Start, after storage).
 func (p *verdictProcessor) openHandover() error {
-	l, err := changelog.Open(*p.cfg.Launches.Changelog, "percause-"+p.id.String())
+	l, err := changelog.Open(*p.cfg.Changelog, "percause-"+p.id.String())
 	if err != nil {
 		return fmt.Errorf("verdict processor: %w", err)
 	}
-	p.handover = &handover{log: l, last: map[int32]int64{}, partitionOf: map[launches.Key]int32{}, marked: map[string]launches.Key{}}
-	p.launches.ReportTo(handoverChanges{Changes: p.state, p: p})
+	p.handover = &handover{log: l, last: map[int32]int64{},
+		launchPart: map[launches.Key]int32{}, tracePart: map[pcommon.TraceID]int32{}}
+	p.held.ReportTo(heldChanges{Changes: p.state, p: p})
+	if p.launches != nil {
+		p.launches.ReportTo(launchChanges{Changes: p.state, p: p})
+	}
 	return nil
 }
 
-// changelogKey is a launch's record key: its two IDs quoted, so no two
-// launches share one.
-func changelogKey(k launches.Key) string {
-	return strconv.Quote(k.Installation) + "/" + strconv.Quote(k.Instance)
+// A changelog key names what it keeps: a held trace ("t" and its ID in
+// hex) or a launch ("l" and its two IDs quoted, so no two launches share
+// one).
+const (
+	keyHeldTrace = 't'
+	keyLaunch    = 'l'
+)
+
+func traceChangelogKey(id pcommon.TraceID) string { return string(keyHeldTrace) + id.String() }
+
+func launchChangelogKey(k launches.Key) string {
+	return string(keyLaunch) + strconv.Quote(k.Installation) + strconv.Quote(k.Instance)
 }
 
-// markLocked says launch k changed: the next commit writes it, on the
-// partition its turns come on (a launch whose turns came from no
-// partition, before this processor read Kafka, is not written).
-func (h *handover) markLocked(k launches.Key) {
-	part, ok := h.partitionOf[k]
-	if !ok {
-		return
+// parseChangelogKey reads a key back: a trace's, or a launch's.
+func parseChangelogKey(key string) (id pcommon.TraceID, k launches.Key, isTrace, ok bool) {
+	if len(key) == 0 {
+		return id, k, false, false
 	}
-	key := changelogKey(k)
-	h.marked[key] = k
-	h.log.Mark(part, key)
+	switch key[0] {
+	case keyHeldTrace:
+		b, err := hex.DecodeString(key[1:])
+		if err != nil || len(b) != len(id) {
+			return id, k, false, false
+		}
+		copy(id[:], b)
+		return id, k, true, true
+	case keyLaunch:
+		rest := key[1:]
+		inst, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return id, k, false, false
+		}
+		instance := rest[len(inst):]
+		var err1, err2 error
+		k.Installation, err1 = strconv.Unquote(inst)
+		k.Instance, err2 = strconv.Unquote(instance)
+		return id, k, false, err1 == nil && err2 == nil
+	}
+	return id, k, false, false
 }
 
-// handoverChanges hears what the launches book tells storage, and marks
-// it for the changelog too.
-type handoverChanges struct {
+// markLaunchLocked says launch k changed: the next commit writes it, on
+// the partition its turns come on (a launch whose turns came from no
+// partition, before this processor read Kafka, is not written).
+func (h *handover) markLaunchLocked(k launches.Key) {
+	if part, ok := h.launchPart[k]; ok {
+		h.log.Mark(part, launchChangelogKey(k))
+	}
+}
+
+// markTraceLocked says held trace id changed or left.
+func (h *handover) markTraceLocked(id pcommon.TraceID) {
+	if part, ok := h.tracePart[id]; ok {
+		h.log.Mark(part, traceChangelogKey(id))
+	}
+}
+
+// heldChanges hears what the held traces tell storage, and marks it for
+// the changelog too.
+type heldChanges struct {
+	pending.Changes
+	p *verdictProcessor
+}
+
+func (c heldChanges) Changed(e *pending.Entry) {
+	c.Changes.Changed(e)
+	c.p.handover.markTraceLocked(e.ID)
+}
+
+func (c heldChanges) Released(id pcommon.TraceID) {
+	c.Changes.Released(id)
+	c.p.handover.markTraceLocked(id) // written empty: it is held no longer
+	delete(c.p.handover.tracePart, id)
+}
+
+// launchChanges hears what the launches book tells storage, and marks it
+// for the changelog too.
+type launchChanges struct {
 	launches.Changes
 	p *verdictProcessor
 }
 
-func (c handoverChanges) LaunchChanged(l *launches.Launch) {
+func (c launchChanges) LaunchChanged(l *launches.Launch) {
 	c.Changes.LaunchChanged(l)
-	c.p.handover.markLocked(l.Key)
+	c.p.handover.markLaunchLocked(l.Key)
 }
 
-func (c handoverChanges) LaunchForgotten(k launches.Key) {
+func (c launchChanges) LaunchForgotten(k launches.Key) {
 	c.Changes.LaunchForgotten(k)
-	c.p.handover.markLocked(k) // written empty: the book no longer has it
-	delete(c.p.handover.partitionOf, k)
+	c.p.handover.markLaunchLocked(k) // written empty: the book no longer has it
+	delete(c.p.handover.launchPart, k)
 }
 
-// decidedForHandoverLocked marks the launch of a trace whose decision was accepted:
-// the changelog says which of its turns were decided.
+// decidedForHandoverLocked marks the launch of a trace whose decision was
+// accepted: the changelog says which of its turns were decided.
 func (p *verdictProcessor) decidedForHandoverLocked(k launches.Key) {
 	if p.handover != nil {
-		p.handover.markLocked(k)
+		p.handover.markLaunchLocked(k)
 	}
 }
 
-// prepareLocked takes the launches marked for the changelog, each
-// encoded as it stands, with which of its kept turns were decided.
+// prepareLocked takes what was marked for the changelog, each as it
+// stands now: a trace still held, a launch still kept (with which of its
+// kept turns were decided), or nothing, which forgets the key.
 func (h *handover) prepareLocked(p *verdictProcessor) changelog.Batch {
-	b := h.log.Prepare(func(key string) []byte {
-		k := h.marked[key]
-		l := p.launches.Get(k)
-		if l == nil {
+	return h.log.Prepare(func(key string) []byte {
+		id, k, isTrace, ok := parseChangelogKey(key)
+		switch {
+		case !ok:
 			return nil
+		case isTrace:
+			if e := p.held.Get(id); e != nil {
+				return persist.EncodeHeld(e)
+			}
+		case p.launches != nil:
+			if l := p.launches.Get(k); l != nil {
+				return encodeHandover(l, p.held.Decided)
+			}
 		}
-		return encodeHandover(l, p.held.Decided)
+		return nil
 	})
-	clear(h.marked)
-	return b
 }
 
 // writeChangelog writes what the commit's changelog batch holds; on a
@@ -165,58 +238,113 @@ func (p *verdictProcessor) takeOverIfMoved(ctx context.Context, td ptrace.Traces
 	}
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
-		if k, ok := launches.KeyOf(rss.At(i).Resource()); ok {
-			h.partitionOf[k] = part
+		rs := rss.At(i)
+		if k, ok := launches.KeyOf(rs.Resource()); ok && p.launches != nil {
+			h.launchPart[k] = part
+		}
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for n := 0; n < spans.Len(); n++ {
+				// A trace decided already is not held again: noting it
+				// would keep its entry here for good.
+				if id := spans.At(n).TraceID(); !p.held.Decided(id) {
+					h.tracePart[id] = part
+				}
+			}
 		}
 	}
 	return nil
 }
 
 // readBack reads partition part's changelog and keeps what it says: each
-// launch this processor kept less recently than the changelog did, and
-// every decided turn.
+// trace held there that this processor neither holds nor decided, held
+// again; each launch it kept less recently than the changelog did; every
+// decided turn.
 func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	start := time.Now()
 	values, err := p.handover.log.Read(ctx, part)
 	if err != nil {
-		p.logger.Warn("verdict processor: reading a partition's launches back failed; the record is refused for a retry",
+		p.logger.Warn("verdict processor: reading a partition's changelog back failed; the record is refused for a retry",
 			zap.Int32("partition", part), zap.Error(err))
 		return fmt.Errorf("verdict processor: taking partition %d over: %w", part, err)
 	}
-	var taken, decided, bad int
+	var n handoverRead
+	var out tally
+	now := p.now()
 	p.mu.Lock()
-	for _, v := range values {
-		l, ids, err := decodeHandover(v)
-		if err != nil {
-			bad++
-			continue
-		}
-		p.handover.partitionOf[l.Key] = part
-		if cur := p.launches.Get(l.Key); cur == nil || cur.Seen.Before(l.Seen) {
-			if cur == nil {
-				p.tel.b.ProcessorVerdictLaunches.Add(1)
-			}
-			p.launches.Restore(l)
-			p.state.LaunchChanged(l)
-			taken++
-		}
-		for _, id := range ids {
-			if !p.held.Decided(id) {
-				p.held.MarkDecided(id)
-				decided++
+	// The launches first: the turns they name decided are not held again.
+	for _, traces := range []bool{false, true} {
+		for key, v := range values {
+			id, _, isTrace, ok := parseChangelogKey(key)
+			switch {
+			case !ok:
+				if !traces {
+					n.bad++
+				}
+			case isTrace && traces:
+				p.readBackTraceLocked(id, v, part, now, &n, &out)
+			case !isTrace && !traces:
+				p.readBackLaunchLocked(v, part, &n)
 			}
 		}
 	}
 	p.mu.Unlock()
+	p.tel.record(ctx, &out)
 	fields := []zap.Field{zap.Int32("partition", part), zap.String("changelog", p.handover.log.Topic()),
-		zap.Int("launches", len(values)), zap.Int("taken", taken), zap.Int("decided_turns", decided),
+		zap.Int("held", n.held), zap.Int("launches", n.launches), zap.Int("decided_turns", n.decided),
 		zap.Duration("took", time.Since(start))}
-	if bad > 0 {
-		p.logger.Warn("verdict processor: launches in the changelog could not be read; their turns are decided without them",
-			append(fields, zap.Int("unreadable", bad))...)
+	if n.bad > 0 {
+		p.logger.Warn("verdict processor: records of the changelog could not be read; what they kept is lost to this gateway",
+			append(fields, zap.Int("unreadable", n.bad))...)
 	}
 	p.logger.Info("verdict processor: took over partition "+strconv.Itoa(int(part)), fields...)
 	return nil
+}
+
+// handoverRead counts what a read back kept.
+type handoverRead struct{ held, launches, decided, bad int }
+
+func (p *verdictProcessor) readBackTraceLocked(id pcommon.TraceID, v []byte, part int32, now time.Time, n *handoverRead, out *tally) {
+	e, err := persist.DecodeHeld(v)
+	if err != nil || e.ID != id {
+		n.bad++
+		return
+	}
+	if p.held.Get(id) != nil || p.held.Decided(id) {
+		return
+	}
+	p.handover.tracePart[id] = part
+	p.held.Restore(e, now)
+	p.state.Changed(e)
+	out.pendingDelta++
+	n.held++
+}
+
+func (p *verdictProcessor) readBackLaunchLocked(v []byte, part int32, n *handoverRead) {
+	l, ids, err := decodeHandover(v)
+	if err != nil {
+		n.bad++
+		return
+	}
+	if p.launches == nil {
+		return
+	}
+	p.handover.launchPart[l.Key] = part
+	if cur := p.launches.Get(l.Key); cur == nil || cur.Seen.Before(l.Seen) {
+		if cur == nil {
+			p.tel.b.ProcessorVerdictLaunches.Add(1)
+		}
+		p.launches.Restore(l)
+		p.state.LaunchChanged(l)
+		n.launches++
+	}
+	for _, id := range ids {
+		if !p.held.Decided(id) {
+			p.held.MarkDecided(id)
+			n.decided++
+		}
+	}
 }
 
 // kafkaRecordOf is the partition and offset the Kafka receiver named for

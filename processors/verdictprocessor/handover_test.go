@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -20,14 +21,24 @@ import (
 // launches' changelog on cl.
 func handoverHarness(t *testing.T, dir string, cl changelog.Config) *harness {
 	t.Helper()
+	return handoverHarnessOf(t, dir, cl, EmitVerdicts, nil)
+}
+
+// handoverHarnessOf is handoverHarness with emit, sending on to next (nil:
+// the harness's sink).
+func handoverHarnessOf(t *testing.T, dir string, cl changelog.Config, emit string, next *consumertest.TracesSink) *harness {
+	t.Helper()
 	host := newStorageHost(t, dir)
 	cfg := createDefaultConfig().(*Config)
-	cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
-	cfg.Launches.Changelog = &cl
+	cfg.Emit, cfg.Storage = emit, &host.ID
+	cfg.Changelog = &cl
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, cfg)
+	if next != nil {
+		h.p.next = next
+	}
 	if err := h.p.Start(context.Background(), host); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +111,52 @@ func TestLaunchFollowsItsPartition(t *testing.T) {
 	}
 }
 
+// TestHeldTraceFollowsItsPartition: join gateway A holds a trace whose
+// phone half came on partition 2 of the spans topic, waiting for its take.
+// The partition moves to gateway B, which A's storage is not; the take
+// comes there. B reads the partition's changelog back at that record,
+// holds the phone half again, and sends the turn on whole, its take
+// joined.
+func TestHeldTraceFollowsItsPartition(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "join"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl := changelog.Config{Brokers: c.ListenAddrs(), Topic: "join"}
+	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, new(consumertest.TracesSink))
+	// An underrun names its take: the turn waits for it.
+	fromRecord(a, 2, 0, sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
+	if a.p.held.Len() != 1 {
+		t.Fatalf("gateway A holds %d traces, want the phone half waiting for its take", a.p.held.Len())
+	}
+
+	joined := new(consumertest.TracesSink)
+	b := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, joined)
+	fromRecord(b, 2, 1, sdk(1, take("t1", 2.0, nil)))
+	names := map[string]int{}
+	for _, td := range joined.AllTraces() {
+		eachSpanOf(td, func(s ptrace.Span) { names[s.Name()]++ })
+	}
+	if names["voice.turn"] != 1 || names["voice.unit"] != 1 || names["tts.take"] != 1 {
+		t.Fatalf("gateway B sent on %v, want the turn whole: its voice.turn, its unit and its take", names)
+	}
+	if b.p.held.Len() != 0 {
+		t.Errorf("gateway B still holds %d traces", b.p.held.Len())
+	}
+}
+
+func eachSpanOf(td ptrace.Traces, fn func(ptrace.Span)) {
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		sss := td.ResourceSpans().At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			for k := 0; k < sss.At(j).Spans().Len(); k++ {
+				fn(sss.At(j).Spans().At(k))
+			}
+		}
+	}
+}
+
 // TestHandoverValueRoundTrip: a launch and its decided turns come back as
 // they were written.
 func TestHandoverValueRoundTrip(t *testing.T) {
@@ -157,7 +214,7 @@ func BenchmarkHandover(b *testing.B) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
 			if withLog {
-				cfg.Launches.Changelog = &changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}
+				cfg.Changelog = &changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}
 			}
 			h := newHarness(b, cfg)
 			if err := h.p.Start(context.Background(), host); err != nil {

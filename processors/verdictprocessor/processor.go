@@ -69,8 +69,8 @@ type verdictProcessor struct {
 	// launches is what is kept of each launch's recent turns (nil with
 	// launches.max 0).
 	launches *launches.Book
-	// handover keeps the launches in a changelog a gateway taking their
-	// partition over reads back (nil without launches.changelog).
+	// handover keeps what the processor holds in a changelog a gateway taking
+	// its partition over reads back (nil without changelog).
 	handover *handover
 	// inflight counts the traces whose verdict is on its way after they left
 	// the store (evicted at max_pending): their spans count as decided, so
@@ -154,7 +154,7 @@ func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error
 			return err
 		}
 	}
-	if p.cfg.Launches.Changelog != nil {
+	if p.cfg.Changelog != nil {
 		if err := p.openHandover(); err != nil {
 			return err
 		}

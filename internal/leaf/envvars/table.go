@@ -139,6 +139,10 @@ var Table = []Var{
 		Configs: []string{kafkaJoin}},
 	{Name: "PERCAUSE_KAFKA_DECIDE_GROUP", Default: "percause-decide", Means: "the consumer group of the decide gateways",
 		Configs: []string{kafkaDecide}},
+	{Name: "PERCAUSE_KAFKA_JOIN_CHANGELOG", Default: "percause-join-changelog", Means: "the topic where each spans partition's join gateway keeps the traces it holds, for the next owner (compacted, as many partitions as the spans topic)",
+		Configs: []string{kafkaJoin}},
+	{Name: "PERCAUSE_KAFKA_DECIDE_CHANGELOG", Default: "percause-decide-changelog", Means: "the topic where each turns partition's decide gateway keeps its launches and the turns it holds, for the next owner (compacted, as many partitions as the turns topic)",
+		Configs: []string{kafkaDecide}},
 
 	// percause up (internal/command/up).
 	{Name: "PERCAUSE_NOTIFY_URL", Unset: "alerts only in Alertmanager and on the page", Means: "where notifications go: an ntfy topic the phone subscribes to, or any webhook",

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/percause/percause/processors/internal/compact"
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 	"github.com/percause/percause/verdict"
 )
 
@@ -243,4 +244,24 @@ func readTurnTail(d *compact.Decoder, t *verdict.TurnReadings) {
 	t.Problems = d.Strs()
 	t.EndTime = pcommon.Timestamp(d.Uint())
 	t.Outputs = d.Strs()
+}
+
+// EncodeHeld is a held trace in its stored form, its turn's resource with
+// it: what a changelog carries of a trace held for its partition's next
+// owner.
+func EncodeHeld(e *pending.Entry) []byte {
+	var rs []byte
+	if e.Turn != nil {
+		rs = compact.EncodeResource(e.Turn.Resource)
+	}
+	return encodeTrace(nil, &e.Trace, rs)
+}
+
+// DecodeHeld reads a held trace EncodeHeld wrote, by any version of it.
+func DecodeHeld(b []byte) (*pending.Entry, error) {
+	e := &pending.Entry{}
+	if _, err := decodeTrace(b, &e.Trace); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
