@@ -238,7 +238,7 @@ func TestCountMetricNames(t *testing.T) {
 // queue and no retries of its own: its answer settles the joined turn, and
 // a turn sent twice is decided once where it lands.
 func TestNothingRefusesAfterTheVerdictProcessor(t *testing.T) {
-	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml", "lines.yaml"} {
+	for _, f := range []string{"local.yaml", "compose.yaml", "gateway.yaml", "lines.yaml", "kafka-join.yaml", "kafka-decide.yaml"} {
 		cfg := load(t, f)
 		pipes := get(t, cfg, "service", "pipelines").(map[string]any)
 		for name, p := range pipes {
@@ -290,12 +290,18 @@ func isVerdict(p any) bool {
 }
 
 // checkSynchronousExporter fails unless the exporter after a joining
-// verdict processor answers for the next hop itself: OTLP/HTTP with its
-// sending queue and its retries off.
+// verdict processor answers for the next hop itself: OTLP/HTTP, or Kafka
+// acknowledged by every in-sync replica, with its sending queue and its
+// retries off.
 func checkSynchronousExporter(t *testing.T, f, pipe string, cfg map[string]any, e string) {
 	t.Helper()
-	if !strings.HasPrefix(e, "otlphttp") {
-		t.Errorf("%s: pipeline %s joins turns into %s; want an otlphttp exporter", f, pipe, e)
+	switch {
+	case strings.HasPrefix(e, "kafka"):
+		if a := lookup(cfg, "exporters", e, "producer", "required_acks"); a != -1 {
+			t.Errorf("%s: pipeline %s: %s has producer.required_acks %v, want -1 (every in-sync replica)", f, pipe, e, a)
+		}
+	case !strings.HasPrefix(e, "otlphttp"):
+		t.Errorf("%s: pipeline %s joins turns into %s; want an otlphttp or a kafka exporter", f, pipe, e)
 	}
 	if q := lookup(cfg, "exporters", e, "sending_queue", "enabled"); q != false {
 		t.Errorf("%s: pipeline %s: %s has sending_queue.enabled %v, want false (a queue would accept for the next hop)", f, pipe, e, q)
@@ -594,5 +600,66 @@ func TestDefaultDataFolderIsIgnored(t *testing.T) {
 	cmd.Dir = testenv.RepoRoot()
 	if err := cmd.Run(); err != nil {
 		t.Errorf("git check-ignore %s/verdicts.jsonl: %v (want it ignored)", name, err)
+	}
+}
+
+// TestKafkaTiersAnswerForTheNextHop: in the fleet on Kafka, every Kafka
+// exporter answers once every in-sync replica holds what it wrote, with no
+// queue and no retries of its own (its answer is the request's, or the
+// processor's, which sends again); every Kafka receiver marks a record
+// only once its pipeline accepted it, and commits each polled batch's
+// marks at once; the edge keys spans by trace ID and the join keys turns
+// by the launch its processor names; the join and the decide keep a
+// changelog, each its own.
+func TestKafkaTiersAnswerForTheNextHop(t *testing.T) {
+	changelogs := map[string]bool{}
+	for _, f := range []string{"kafka-edge.yaml", "kafka-join.yaml", "kafka-decide.yaml"} {
+		cfg := load(t, f)
+		for name := range get(t, cfg, "exporters").(map[string]any) {
+			if !strings.HasPrefix(name, "kafka") {
+				continue
+			}
+			checkSynchronousExporter(t, f, "traces", cfg, name)
+			if f == "kafka-edge.yaml" && lookup(cfg, "exporters", name, "partition_traces_by_id") != true {
+				t.Errorf("%s: %s does not key spans by trace ID", f, name)
+			}
+		}
+		for name := range get(t, cfg, "receivers").(map[string]any) {
+			if !strings.HasPrefix(name, "kafka") {
+				continue
+			}
+			for _, want := range []struct {
+				path []string
+				v    any
+			}{
+				{[]string{"message_marking", "after"}, true},
+				{[]string{"message_marking", "on_error"}, false},
+				{[]string{"autocommit", "enable"}, false},
+				{[]string{"error_backoff", "enabled"}, true},
+			} {
+				if v := lookup(cfg, append([]string{"receivers", name}, want.path...)...); v != want.v {
+					t.Errorf("%s: %s has %s %v, want %v", f, name, strings.Join(want.path, "."), v, want.v)
+				}
+			}
+		}
+		for name := range get(t, cfg, "processors").(map[string]any) {
+			if !isVerdict(name) {
+				continue
+			}
+			topic := lookup(cfg, "processors", name, "changelog", "topic")
+			if topic == nil {
+				t.Errorf("%s: %s keeps no changelog", f, name)
+			} else if changelogs[toString(topic)] {
+				t.Errorf("%s: %s shares its changelog %v with another tier", f, name, topic)
+			}
+			changelogs[toString(topic)] = true
+			if key := lookup(cfg, "processors", name, "launch_metadata_key"); key != nil &&
+				key != lookup(cfg, "exporters", "kafka/turns", "traces", "message_key_from_metadata_key") {
+				t.Errorf("%s: %s names the launch under %v, which the turns exporter does not key by", f, name, key)
+			}
+		}
+	}
+	if len(changelogs) != 2 {
+		t.Errorf("changelogs %v, want the join's and the decide's", changelogs)
 	}
 }
