@@ -247,3 +247,23 @@ func BenchmarkHandover(b *testing.B) {
 		})
 	}
 }
+
+// FuzzChangelogKey: a launch's key reads back as the launch, whatever its
+// IDs hold, and no key, written by anyone, makes the reader panic.
+func FuzzChangelogKey(f *testing.F) {
+	f.Add("install-1", "launch-1", `l"a"b`)
+	f.Add(`quo"te`, "\x00\n", "t00")
+	f.Add("", "", "t0102030405060708090a0b0c0d0e0f10")
+	f.Fuzz(func(t *testing.T, installation, instance, raw string) {
+		k := launches.Key{Installation: installation, Instance: instance}
+		_, got, isTrace, ok := parseChangelogKey(launchChangelogKey(k))
+		if !ok || isTrace || got != k {
+			t.Fatalf("launch %+v read back as %+v (ok %v, trace %v)", k, got, ok, isTrace)
+		}
+		id := traceID(byte(len(raw)))
+		if got, _, isTrace, ok := parseChangelogKey(traceChangelogKey(id)); !ok || !isTrace || got != id {
+			t.Fatalf("trace %s read back as %s", id, got)
+		}
+		_, _, _, _ = parseChangelogKey(raw)
+	})
+}
