@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/percause/percause/instr/semconv"
+	"github.com/percause/percause/processors/internal/launches"
 )
 
 // launchDelivery is one delivery a keyed join stage made: the launch its
@@ -152,4 +153,35 @@ func BenchmarkJoinByLaunch(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkLaunchFromRecordBytes is what decision 0316's first
+// alternative would cost: a partitioner that finds each record's launch
+// by reading the record's OTLP bytes back (one joined turn, its unit and
+// its take, as the join writes it), against the key the processor names
+// in client metadata, which costs the grouping BenchmarkJoinByLaunch
+// measures.
+func BenchmarkLaunchFromRecordBytes(b *testing.B) {
+	td := ptrace.NewTraces()
+	tr := sdk(1, plainUnit("launch-A"), plainTurn("launch-A", 1, 0, 1), take("t1", 0.3, nil))
+	tr.CopyTo(td)
+	var m ptrace.ProtoMarshaler
+	record, err := m.MarshalTraces(td)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var u ptrace.ProtoUnmarshaler
+	for b.Loop() {
+		got, err := u.UnmarshalTraces(record)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss := got.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			if _, ok := launches.KeyOf(rss.At(i).Resource()); ok {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(len(record)), "bytes/record")
 }
