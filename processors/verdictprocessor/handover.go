@@ -265,6 +265,7 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	start := time.Now()
 	values, err := p.handover.log.Read(ctx, part)
 	if err != nil {
+		p.tel.storageError(ctx, opTakeover, 1)
 		p.logger.Warn("verdict processor: reading a partition's changelog back failed; the record is refused for a retry",
 			zap.Int32("partition", part), zap.Error(err))
 		return fmt.Errorf("verdict processor: taking partition %d over: %w", part, err)
@@ -291,6 +292,7 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	}
 	p.mu.Unlock()
 	p.tel.record(ctx, &out)
+	p.tel.b.ProcessorVerdictTakeovers.Add(ctx, 1)
 	fields := []zap.Field{zap.Int32("partition", part), zap.String("changelog", p.handover.log.Topic()),
 		zap.Int("held", n.held), zap.Int("launches", n.launches), zap.Int("decided_turns", n.decided),
 		zap.Duration("took", time.Since(start))}

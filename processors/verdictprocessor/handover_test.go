@@ -109,6 +109,9 @@ func TestLaunchFollowsItsPartition(t *testing.T) {
 	if b.p.handover.last[3] != 3 {
 		t.Errorf("gateway B read partition 3 up to offset %d, want 3", b.p.handover.last[3])
 	}
+	if n := b.counter("otelcol_processor_verdict_takeovers")[""]; n != 1 {
+		t.Errorf("gateway B counted %d takeovers, want 1", n)
+	}
 }
 
 // TestHeldTraceFollowsItsPartition: join gateway A holds a trace whose

@@ -17,6 +17,9 @@ const (
 	opRestore = "restore"
 	opCommit  = "commit"
 	opClose   = "close"
+	// opTakeover is a partition's changelog read back (a failed changelog
+	// write fails its commit, counted as one).
+	opTakeover = "takeover"
 )
 
 // telemetry is the processor's own metrics (metadata.yaml). The counts a
@@ -46,7 +49,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	attr := func(key, value string) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(attribute.String(key, value)))
 	}
-	for _, o := range []string{opRestore, opCommit, opClose} {
+	for _, o := range []string{opRestore, opCommit, opClose, opTakeover} {
 		t.opAttrs[o] = attr(metadata.AttributeOperation, o)
 	}
 	return t, nil

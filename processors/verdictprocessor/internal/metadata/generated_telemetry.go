@@ -61,6 +61,9 @@ type TelemetryBuilder struct {
 	// ProcessorVerdictStorageErrors is the number of failed storage
 	// operations, by operation.
 	ProcessorVerdictStorageErrors metric.Int64Counter
+	// ProcessorVerdictTakeovers is the number of partitions taken over,
+	// their changelog read back before their next record.
+	ProcessorVerdictTakeovers metric.Int64Counter
 	// ProcessorVerdictLaunches is the number of launches whose recent turns
 	// are kept for the cross-turn rules.
 	ProcessorVerdictLaunches *observed.Counts
@@ -126,6 +129,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_verdict_storage_errors",
 		metric.WithDescription("Failed storage operations, by operation. [alpha]"),
 		metric.WithUnit("{error}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorVerdictTakeovers, err = builder.meter.Int64Counter(
+		"otelcol_processor_verdict_takeovers",
+		metric.WithDescription("Partitions taken over, their changelog read back before their next record. [alpha]"),
+		metric.WithUnit("{partition}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorVerdictLaunches, err = builder.observed.UpDownCounter("otelcol_processor_verdict_launches", "Launches whose recent turns are kept for the cross-turn rules. [alpha]", "{launch}")
