@@ -58,6 +58,33 @@ func startKafkaCluster(t *testing.T) string {
 	return c.ListenAddrs()[0]
 }
 
+// startKafkaFleet starts a cluster, an edge, joins join gateways (with
+// joinOpts) and decides decide gateways, and waits until both consumer
+// groups have settled on them.
+func startKafkaFleet(t *testing.T, joins, decides int, joinOpts ...testenv.CollectorOption) *kafkaFleet {
+	t.Helper()
+	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
+	f.edge = f.startTier("kafka-edge.yaml")
+	for range joins {
+		f.joins = append(f.joins, f.startTier("kafka-join.yaml", joinOpts...))
+	}
+	for range decides {
+		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
+	}
+	f.waitForGroup("percause-join", joins)
+	f.waitForGroup("percause-decide", decides)
+	return f
+}
+
+// fleetLaunchesOf is launches 0 to n-1 of a fleet run.
+func fleetLaunchesOf(n int) []fleetLaunch {
+	out := make([]fleetLaunch, n)
+	for i := range out {
+		out[i] = fleetLaunchOf(i)
+	}
+	return out
+}
+
 // startTier starts one gateway of the fleet on its configuration, a
 // turn's wait 2 s unless more options say otherwise.
 func (f *kafkaFleet) startTier(config string, opts ...testenv.CollectorOption) *testenv.Collector {
@@ -173,21 +200,9 @@ func TestKafkaFleetDecidesEachLaunchWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary six times against an in-process Kafka")
 	}
-	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
-	f.edge = f.startTier("kafka-edge.yaml")
-	for range 2 {
-		f.joins = append(f.joins, f.startTier("kafka-join.yaml"))
-	}
-	for range 3 {
-		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
-	}
-	f.waitForGroup("percause-join", len(f.joins))
-	f.waitForGroup("percause-decide", len(f.decides))
+	f := startKafkaFleet(t, 2, 3)
 	const nLaunches = 40
-	launches := make([]fleetLaunch, nLaunches)
-	for i := range launches {
-		launches[i] = fleetLaunchOf(i)
-	}
+	launches := fleetLaunchesOf(nLaunches)
 	start := time.Now()
 	for round := range oneLaunch {
 		f.sendRound(launches, round)
@@ -196,28 +211,15 @@ func TestKafkaFleetDecidesEachLaunchWhole(t *testing.T) {
 	took := time.Since(start)
 
 	got := f.decided()
+	deciders, wrong := checkLaunches(t, got, launches)
 	byGateway := map[int]int{}
-	wrong := 0
-	for _, l := range launches {
-		owner := -1
-		for k, id := range l.traces {
-			vs := got[id]
-			if len(vs) != 1 {
-				t.Errorf("%s turn %d (trace %s): %d verdicts, want 1", l.launch, k+1, id, len(vs))
-				continue
-			}
-			v := vs[0]
-			if owner == -1 {
-				owner = v.gateway
-			} else if v.gateway != owner {
-				t.Errorf("%s turn %d decided by gateway %d, its earlier turns by %d", l.launch, k+1, v.gateway, owner)
-			}
-			if v.Cause != oneLaunch[k].cause {
-				wrong++
-				t.Errorf("%s turn %d: %s (%s), want %s", l.launch, k+1, v.Cause, v.Evidence, oneLaunch[k].cause)
-			}
+	for _, gs := range deciders {
+		if len(gs) != 1 {
+			t.Errorf("a launch was decided by gateways %v, with nothing moved", gs)
 		}
-		byGateway[owner]++
+		for g := range gs {
+			byGateway[g]++
+		}
 	}
 	if len(byGateway) < 2 {
 		t.Errorf("launches by decide gateway %v: all on one, so keying by launch was not put to the test", byGateway)
@@ -225,6 +227,32 @@ func TestKafkaFleetDecidesEachLaunchWhole(t *testing.T) {
 	t.Logf("%d turns of %d launches in %s; launches by decide gateway %v; %d read wrong", len(got), nLaunches, took.Round(time.Millisecond), byGateway, wrong)
 	f.logTopics(nLaunches * len(oneLaunch))
 	f.logCPU(nLaunches * len(oneLaunch))
+}
+
+// checkLaunches fails each turn of launches without exactly one verdict
+// in got, or whose verdict is not the one its launch's earlier turns give
+// (none, none, pool, state), and returns the gateways that decided each
+// launch's turns and how many turns were read wrong.
+func checkLaunches(t *testing.T, got map[string][]fleetVerdict, launches []fleetLaunch) ([]map[int]bool, int) {
+	t.Helper()
+	wrong := 0
+	deciders := make([]map[int]bool, len(launches))
+	for i, l := range launches {
+		deciders[i] = map[int]bool{}
+		for k, id := range l.traces {
+			vs := got[id]
+			if len(vs) != 1 {
+				t.Errorf("%s turn %d (trace %s): %d verdicts, want 1", l.launch, k+1, id, len(vs))
+				continue
+			}
+			deciders[i][vs[0].gateway] = true
+			if vs[0].Cause != oneLaunch[k].cause {
+				wrong++
+				t.Errorf("%s turn %d, decided by gateway %d: %s (%s), want %s", l.launch, k+1, vs[0].gateway, vs[0].Cause, vs[0].Evidence, oneLaunch[k].cause)
+			}
+		}
+	}
+	return deciders, wrong
 }
 
 // logTopics reads both topics from their start and logs the bytes a turn
@@ -324,21 +352,9 @@ func TestKafkaFleetStateFollowsThePartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary eight times against an in-process Kafka")
 	}
-	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
-	f.edge = f.startTier("kafka-edge.yaml")
-	for range 2 {
-		f.joins = append(f.joins, f.startTier("kafka-join.yaml"))
-	}
-	for range 3 {
-		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
-	}
-	f.waitForGroup("percause-join", 2)
-	f.waitForGroup("percause-decide", 3)
+	f := startKafkaFleet(t, 2, 3)
 	const nLaunches = 40
-	launches := make([]fleetLaunch, nLaunches)
-	for i := range launches {
-		launches[i] = fleetLaunchOf(i)
-	}
+	launches := fleetLaunchesOf(nLaunches)
 	for round := range 2 {
 		f.sendRound(launches, round)
 		f.waitForVerdicts((round+1)*nLaunches, fmt.Sprintf("round %d's verdicts", round+1))
@@ -363,22 +379,10 @@ func TestKafkaFleetStateFollowsThePartition(t *testing.T) {
 	f.waitForVerdicts(4*nLaunches, "round 4's verdicts")
 
 	got := f.decided()
-	moved, wrong := 0, 0
-	for _, l := range launches {
-		deciders := map[int]bool{}
-		for k, id := range l.traces {
-			vs := got[id]
-			if len(vs) != 1 {
-				t.Errorf("%s turn %d (trace %s): %d verdicts, want 1", l.launch, k+1, id, len(vs))
-				continue
-			}
-			deciders[vs[0].gateway] = true
-			if vs[0].Cause != oneLaunch[k].cause {
-				wrong++
-				t.Errorf("%s turn %d, decided by gateway %d: %s (%s), want %s", l.launch, k+1, vs[0].gateway, vs[0].Cause, vs[0].Evidence, oneLaunch[k].cause)
-			}
-		}
-		if len(deciders) > 1 {
+	deciders, wrong := checkLaunches(t, got, launches)
+	moved := 0
+	for _, gs := range deciders {
+		if len(gs) > 1 {
 			moved++
 		}
 	}
@@ -424,23 +428,11 @@ func TestKafkaFleetCost(t *testing.T) {
 		t.Skip("a measurement: PERCAUSE_FLEET_COST=1 (make fleet)")
 	}
 	const nLaunches = 250
-	launches := make([]fleetLaunch, nLaunches)
-	for i := range launches {
-		launches[i] = fleetLaunchOf(i)
-	}
+	launches := fleetLaunchesOf(nLaunches)
 	turns := nLaunches * len(oneLaunch)
 	spans := 3 * turns
 
-	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
-	f.edge = f.startTier("kafka-edge.yaml")
-	for range 2 {
-		f.joins = append(f.joins, f.startTier("kafka-join.yaml"))
-	}
-	for range 3 {
-		f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
-	}
-	f.waitForGroup("percause-join", 2)
-	f.waitForGroup("percause-decide", 3)
+	f := startKafkaFleet(t, 2, 3)
 	tiers := map[string][]*testenv.Collector{"edge": {f.edge}, "join": f.joins, "decide": f.decides}
 	before := map[string]int64{}
 	for name, cs := range tiers {
@@ -460,10 +452,7 @@ func TestKafkaFleetCost(t *testing.T) {
 	def := testenv.StartCollector(t)
 	f0 := &kafkaFleet{t: t, edge: def}
 	defBefore := ticksOf(t, []*testenv.Collector{def})
-	again := make([]fleetLaunch, nLaunches)
-	for i := range again {
-		again[i] = fleetLaunchOf(i)
-	}
+	again := fleetLaunchesOf(nLaunches)
 	for round := range oneLaunch {
 		f0.sendRound(again, round)
 		testenv.WaitFor(t, 90*time.Second, "the default's verdicts", func() bool {
@@ -641,14 +630,7 @@ func TestKafkaFleetHeldTracesFollowThePartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the percause binary four times against an in-process Kafka")
 	}
-	f := &kafkaFleet{t: t, brokers: startKafkaCluster(t)}
-	f.edge = f.startTier("kafka-edge.yaml")
-	for range 2 {
-		f.joins = append(f.joins, f.startTier("kafka-join.yaml", testenv.WithCollectorEnv(collectorconfig.EnvVerdictWait, "30s")))
-	}
-	f.decides = append(f.decides, f.startTier("kafka-decide.yaml"))
-	f.waitForGroup("percause-join", 2)
-	f.waitForGroup("percause-decide", 1)
+	f := startKafkaFleet(t, 2, 1, testenv.WithCollectorEnv(collectorconfig.EnvVerdictWait, "30s"))
 	const nLaunches = 40
 	var traces []string
 	var engines []ptrace.Traces

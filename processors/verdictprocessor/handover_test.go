@@ -17,6 +17,18 @@ import (
 	"github.com/percause/percause/verdict"
 )
 
+// changelogCluster is an in-process cluster with a changelog topic of 6
+// partitions, closed when the test ends.
+func changelogCluster(t *testing.T, topic string) changelog.Config {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return changelog.Config{Brokers: c.ListenAddrs(), Topic: topic}
+}
+
 // handoverHarness is a started decide stage with storage under dir and its
 // launches' changelog on cl.
 func handoverHarness(t *testing.T, dir string, cl changelog.Config) *harness {
@@ -76,12 +88,7 @@ func joinedTurn(i int) ptrace.Traces {
 // not reached Kafka) is not decided twice, and the third and fourth turns
 // are read against the launch's earlier ones: pool, then state.
 func TestLaunchFollowsItsPartition(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "launches"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cl := changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}
+	cl := changelogCluster(t, "launches")
 	a := handoverHarness(t, t.TempDir(), cl)
 	fromRecord(a, 3, 0, joinedTurn(0))
 	fromRecord(a, 3, 1, joinedTurn(1))
@@ -121,12 +128,7 @@ func TestLaunchFollowsItsPartition(t *testing.T) {
 // holds the phone half again, and sends the turn on whole, its take
 // joined.
 func TestHeldTraceFollowsItsPartition(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "join"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cl := changelog.Config{Brokers: c.ListenAddrs(), Topic: "join"}
+	cl := changelogCluster(t, "join")
 	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, new(consumertest.TracesSink))
 	// An underrun names its take: the turn waits for it.
 	fromRecord(a, 2, 0, sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
