@@ -198,7 +198,7 @@ func (h *handover) prepareLocked(p *verdictProcessor) changelog.Batch {
 }
 
 // writeChangelog writes what the commit's changelog batch holds; on a
-// failure its launches are marked again, and the commit fails with it.
+// failure what it held is marked again, and the commit fails with it.
 func (p *verdictProcessor) writeChangelog(ctx context.Context, b changelog.Batch) error {
 	err := p.handover.log.Write(ctx, b)
 	if err == nil {
@@ -207,14 +207,14 @@ func (p *verdictProcessor) writeChangelog(ctx context.Context, b changelog.Batch
 	p.mu.Lock()
 	p.handover.log.Failed(b)
 	p.mu.Unlock()
-	return fmt.Errorf("verdict processor: writing the launches' changelog: %w", err)
+	return fmt.Errorf("verdict processor: writing the changelog: %w", err)
 }
 
 // takeOverIfMoved reads a partition's changelog back before the
 // processor reads a record of it that another gateway may have read the
-// partition's earlier records for, and notes the partition each launch
-// of the record comes on. A failed read refuses the record, which the
-// receiver sends again.
+// partition's earlier records for, and notes the partition the record's
+// launches and traces come on. A failed read refuses the record, which
+// the receiver sends again.
 func (p *verdictProcessor) takeOverIfMoved(ctx context.Context, td ptrace.Traces) error {
 	part, off, ok := kafkaRecordOf(ctx)
 	if !ok {
