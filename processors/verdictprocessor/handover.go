@@ -264,6 +264,11 @@ func (p *verdictProcessor) takeOverIfMoved(ctx context.Context, td ptrace.Traces
 func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	start := time.Now()
 	values, err := p.handover.log.Read(ctx, part)
+	if err == nil {
+		// A gateway that held the partition and lives sees its end move,
+		// and lets go of what it held for it (letGoOfMovedPartitions).
+		err = p.handover.log.Fence(ctx, part, p.id.String())
+	}
 	if err != nil {
 		p.tel.storageError(ctx, opTakeover, 1)
 		p.logger.Warn("verdict processor: reading a partition's changelog back failed; the record is refused for a retry",
@@ -347,6 +352,67 @@ func (p *verdictProcessor) readBackLaunchLocked(v []byte, part int32, n *handove
 			n.decided++
 		}
 	}
+}
+
+// ownershipCheck is how often a gateway holding traces for partitions
+// looks whether another took one over.
+const ownershipCheck = time.Second
+
+// letGoOfMovedPartitions lets go of the traces held for partitions
+// another gateway took over while this one lived (a rebalance, a
+// scale-up): the new owner read them back from the changelog and decides
+// them, so this one must not (decision 0317). They go without a verdict,
+// counted as dropped (moved), and without a word to the changelog, which
+// the new owner reads; a later record of such a partition is a takeover
+// again.
+func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context) {
+	h := p.handover
+	p.mu.Lock()
+	seen := map[int32]bool{}
+	var parts []int32
+	for _, part := range h.tracePart {
+		if !seen[part] {
+			seen[part] = true
+			parts = append(parts, part)
+		}
+	}
+	p.mu.Unlock()
+	if len(parts) == 0 {
+		return
+	}
+	moved, err := h.log.Moved(ctx, parts)
+	if err != nil || len(moved) == 0 {
+		if err != nil {
+			p.tel.storageError(ctx, opTakeover, 1)
+		}
+		return
+	}
+	gone := map[int32]bool{}
+	for _, part := range moved {
+		gone[part] = true
+	}
+	var out tally
+	p.mu.Lock()
+	for id, part := range h.tracePart {
+		if !gone[part] {
+			continue
+		}
+		delete(h.tracePart, id) // before the release: nothing is written for it
+		if e := p.held.Get(id); e != nil && !e.Delivery.Sending {
+			p.releaseLocked(e, &out)
+			out.inc(&out.dropped, dropMoved)
+		}
+	}
+	for part := range gone {
+		delete(h.last, part)
+	}
+	p.mu.Unlock()
+	p.tel.record(ctx, &out)
+	if out.pendingDelta != 0 {
+		p.cycles.poke()
+	}
+	p.logger.Info("verdict processor: partitions taken over by another gateway; what was held for them is let go",
+		zap.Int32s("partitions", moved), zap.Int64("traces", -out.pendingDelta))
 }
 
 // kafkaRecordOf is the partition and offset the Kafka receiver named for

@@ -151,6 +151,48 @@ func TestHeldTraceFollowsItsPartition(t *testing.T) {
 	}
 }
 
+// TestALostPartitionsHeldTracesAreLetGo: join gateway A holds a phone's
+// half from partition 2; gateway B takes partition 2 over while A lives
+// (a rebalance), holding it again from the changelog. A's own writes do
+// not make it let go; B's takeover does: A drops what it held for
+// partition 2 without sending it on (counted as moved), and the turn is
+// sent on once, by B, when its take comes.
+func TestALostPartitionsHeldTracesAreLetGo(t *testing.T) {
+	cl := changelogCluster(t, "join")
+	fromA, fromB := new(consumertest.TracesSink), new(consumertest.TracesSink)
+	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromA)
+	fromRecord(a, 2, 0, sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
+	fromRecord(a, 2, 1, sdk(2, underrun(1, 1, 0.9, nil), turn(nil)))
+	a.p.letGoOfMovedPartitions(context.Background())
+	if a.p.held.Len() != 2 {
+		t.Fatalf("gateway A let go of what it holds with partition 2 still its own: %d held", a.p.held.Len())
+	}
+
+	b := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromB)
+	fromRecord(b, 2, 2, sdk(1, take("t1", 2.0, nil)))
+	a.p.letGoOfMovedPartitions(context.Background())
+	if a.p.held.Len() != 0 {
+		t.Errorf("gateway A still holds %d traces of the partition B took over", a.p.held.Len())
+	}
+	if n := a.counter("otelcol_processor_verdict_dropped")["moved"]; n != 2 {
+		t.Errorf("gateway A counted %d dropped as moved, want 2", n)
+	}
+	if fromA.SpanCount() != 0 {
+		t.Errorf("gateway A sent on %d spans of a partition it lost", fromA.SpanCount())
+	}
+	turns := 0
+	for _, td := range fromB.AllTraces() {
+		eachSpanOf(td, func(s ptrace.Span) {
+			if s.Name() == "voice.turn" {
+				turns++
+			}
+		})
+	}
+	if turns != 1 || b.p.held.Len() != 1 {
+		t.Errorf("gateway B sent on %d turns and holds %d, want trace 1's turn sent and trace 2's held", turns, b.p.held.Len())
+	}
+}
+
 func eachSpanOf(td ptrace.Traces, fn func(ptrace.Span)) {
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		sss := td.ResourceSpans().At(i).ScopeSpans()

@@ -24,6 +24,7 @@ const (
 	dropDecided       = "decided"       // a span of a trace already decided (a late or duplicate delivery)
 	dropTakeWithoutID = "take_without_id"
 	dropExportFailed  = "export_failed" // a verdict refused downstream past its bounds
+	dropMoved         = "moved"         // held for a partition another gateway took over (changelog)
 )
 
 // observation is one span's readings, gathered before the lock is taken:

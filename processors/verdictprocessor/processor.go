@@ -174,11 +174,16 @@ func (p *verdictProcessor) sweepLoop() {
 	defer close(p.sweepDone)
 	t := time.NewTicker(p.sweepInterval)
 	defer t.Stop()
+	var checked time.Time
 	for {
 		select {
 		case <-p.stopSweep:
 			return
 		case <-t.C:
+			if p.handover != nil && time.Since(checked) >= ownershipCheck {
+				checked = time.Now()
+				p.letGoOfMovedPartitions(context.Background())
+			}
 			p.sweep(context.Background())
 		}
 	}

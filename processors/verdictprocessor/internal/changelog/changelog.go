@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -71,6 +72,14 @@ type Log struct {
 	cfg   Config
 	cl    *kgo.Client
 	dirty map[slot]struct{}
+	// io is held across each write and each look at the ends, so an end
+	// is never compared with known while this owner's own write is on its
+	// way.
+	io sync.Mutex
+	// known is, for each partition this owner read or wrote, the end it
+	// knows of: what it read to, or past its own last record. An end past
+	// it is another owner's writing (Moved). Under io.
+	known map[int32]int64
 }
 
 // Open connects a producer to the changelog (each record acknowledged by
@@ -87,7 +96,7 @@ func Open(cfg Config, clientID string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("changelog %s: %w", cfg.Topic, err)
 	}
-	return &Log{cfg: cfg, cl: cl, dirty: map[slot]struct{}{}}, nil
+	return &Log{cfg: cfg, cl: cl, dirty: map[slot]struct{}{}, known: map[int32]int64{}}, nil
 }
 
 // Close lets the producer go.
@@ -132,10 +141,53 @@ func (l *Log) Write(ctx context.Context, b Batch) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
+	l.io.Lock()
+	defer l.io.Unlock()
 	if err := l.cl.ProduceSync(ctx, b.records...).FirstErr(); err != nil {
 		return fmt.Errorf("changelog %s: %w", l.cfg.Topic, err)
 	}
+	for _, r := range b.records {
+		l.known[r.Partition] = max(l.known[r.Partition], r.Offset+1)
+	}
 	return nil
+}
+
+// fenceKey is the key of the record a new owner writes when it takes a
+// partition over: it holds nothing (an owner reads it as nothing), and it
+// moves the partition's end, which tells the last owner, if it lives,
+// that the partition moved (Moved).
+const fenceKey = "~"
+
+// Fence writes the takeover's record on partition.
+func (l *Log) Fence(ctx context.Context, partition int32, owner string) error {
+	b := Batch{records: []*kgo.Record{{Topic: l.cfg.Topic, Partition: partition, Key: []byte(fenceKey), Value: []byte(owner)}}}
+	return l.Write(ctx, b)
+}
+
+// Moved reports, of the partitions given, those whose end is past the end
+// this owner knows of: another owner wrote there since, so it took the
+// partition over.
+func (l *Log) Moved(ctx context.Context, partitions []int32) ([]int32, error) {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	l.io.Lock()
+	defer l.io.Unlock()
+	ends, err := kadm.NewClient(l.cl).ListEndOffsets(ctx, l.cfg.Topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("changelog %s: the ends of its partitions: %w", l.cfg.Topic, err)
+	}
+	var moved []int32
+	for _, p := range partitions {
+		known, ok := l.known[p]
+		if end, found := ends.Lookup(l.cfg.Topic, p); ok && found && end.Offset > known {
+			moved = append(moved, p)
+			delete(l.known, p)
+		}
+	}
+	return moved, nil
 }
 
 // Failed marks a batch whose Write failed dirty again.
@@ -150,18 +202,22 @@ func (l *Log) Failed(b Batch) {
 func (l *Log) Read(ctx context.Context, partition int32) (map[string][]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	adm := kadm.NewClient(l.cl)
-	ends, err := adm.ListEndOffsets(ctx, l.cfg.Topic)
+	l.io.Lock()
+	ends, err := kadm.NewClient(l.cl).ListEndOffsets(ctx, l.cfg.Topic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
+		l.io.Unlock()
 		return nil, fmt.Errorf("changelog %s: the end of partition %d: %w", l.cfg.Topic, partition, err)
 	}
 	end, ok := ends.Lookup(l.cfg.Topic, partition)
 	if !ok {
+		l.io.Unlock()
 		return nil, fmt.Errorf("changelog %s has no partition %d", l.cfg.Topic, partition)
 	}
+	l.known[partition] = max(l.known[partition], end.Offset)
+	l.io.Unlock()
 	out := map[string][]byte{}
 	if end.Offset <= 0 {
 		return out, nil
@@ -200,9 +256,11 @@ func (l *Log) Read(ctx context.Context, partition int32) (map[string][]byte, err
 				done = true
 				return
 			}
-			if len(r.Value) == 0 {
+			switch {
+			case string(r.Key) == fenceKey:
+			case len(r.Value) == 0:
 				delete(out, string(r.Key))
-			} else {
+			default:
 				out[string(r.Key)] = r.Value
 			}
 			if r.Offset == end.Offset-1 {
