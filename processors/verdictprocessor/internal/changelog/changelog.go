@@ -9,6 +9,11 @@
 // names keys and gives values, and never sees a record. What it marks
 // (Mark) is written by the next Prepare and Write, which the owner runs
 // beside its own commit: a failed write marks its keys again (Failed).
+//
+// A new owner writes a fence once it has read a partition back (Fence):
+// a record of no content whose only effect is to move the partition's
+// end. An owner that lost the partition and lives sees that end pass what
+// it read and wrote there itself (Moved), and lets go of what it held.
 package changelog
 
 import (

@@ -151,3 +151,36 @@ func BenchmarkReadBack(b *testing.B) {
 		}
 	}
 }
+
+// TestMovedSeesAnotherOwnersWriting: an owner's own writes and reads
+// never read as a move; another owner's fence does, once.
+func TestMovedSeesAnotherOwnersWriting(t *testing.T) {
+	_, cfg := cluster(t)
+	a, b := open(t, cfg), open(t, cfg)
+	if _, err := a.Read(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	a.Mark(1, "k")
+	if err := write(t, a, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := a.Moved(context.Background(), []int32{1, 2}); err != nil || len(moved) != 0 {
+		t.Fatalf("after its own write: moved %v (%v), want none", moved, err)
+	}
+	got, err := b.Read(context.Background(), 1)
+	if err != nil || string(got["k"]) != "v" {
+		t.Fatalf("the next owner read %q (%v)", got, err)
+	}
+	if err := b.Fence(context.Background(), 1, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Read(context.Background(), 1); err != nil || len(got) != 1 {
+		t.Errorf("the fence read back as a key: %q (%v)", got, err)
+	}
+	if moved, err := a.Moved(context.Background(), []int32{1, 2}); err != nil || len(moved) != 1 || moved[0] != 1 {
+		t.Errorf("after the fence: moved %v (%v), want [1]", moved, err)
+	}
+	if moved, _ := a.Moved(context.Background(), []int32{1}); len(moved) != 0 {
+		t.Errorf("a move was told twice: %v", moved)
+	}
+}
