@@ -97,24 +97,29 @@ func (f *kafkaFleet) startTier(config string, opts ...testenv.CollectorOption) *
 	}, opts...)...)
 }
 
-// waitForGroup waits until the consumer group has settled on members
-// gateways, each owning some of the topic's partitions and all of them
-// owned.
-func (f *kafkaFleet) waitForGroup(group string, members int) {
+// admin is an admin client of the fleet's cluster, closed when the test
+// ends.
+func (f *kafkaFleet) admin() *kadm.Client {
 	f.t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers))
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	var last string
+	f.t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// waitForGroup waits until the consumer group has settled on members
+// gateways, each owning some of the topic's partitions and all of them
+// owned.
+func (f *kafkaFleet) waitForGroup(group string, members int) {
+	f.t.Helper()
+	adm := f.admin()
 	testenv.WaitFor(f.t, 60*time.Second, fmt.Sprintf("group %s settled on %d members", group, members), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		gs, err := adm.DescribeGroups(ctx, group)
 		if err != nil {
-			last = err.Error()
 			return false
 		}
 		g := gs[group]
@@ -126,15 +131,12 @@ func (f *kafkaFleet) waitForGroup(group string, members int) {
 				n += len(tp.Partitions)
 			}
 			if !ok || n == 0 {
-				last = fmt.Sprintf("member %s owns nothing", m.MemberID)
 				return false
 			}
 			owned += n
 		}
-		last = fmt.Sprintf("state %s, %d members, %d partitions owned", g.State, len(g.Members), owned)
 		return g.State == "Stable" && len(g.Members) == members && owned == fleetPartitions
 	})
-	_ = last
 }
 
 // send posts td to the edge as a phone's or an engine's exporter does and
@@ -580,12 +582,7 @@ func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 // holds: each was accepted by a gateway of the group.
 func (f *kafkaFleet) waitForCommitted(group, topic string) {
 	f.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	adm := f.admin()
 	testenv.WaitFor(f.t, 30*time.Second, fmt.Sprintf("group %s to commit all of %s", group, topic), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

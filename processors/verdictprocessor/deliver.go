@@ -165,9 +165,7 @@ func (p *verdictProcessor) acceptedLocked(d *decision, now time.Time, out *tally
 	e.Delivery.Sending = false
 	p.releaseLocked(e, out)
 	p.held.MarkDecided(e.ID)
-	if k, ok := p.launchOf(e); ok {
-		p.decidedForHandoverLocked(k)
-	}
+	p.decidedForHandoverLocked(e)
 	if other := p.held.Get(e.ID); other != nil && other != e && !other.Delivery.Sending {
 		// A trace of the same ID held meanwhile (a restart's, a
 		// duplicate's) is this one: it yields no second verdict.

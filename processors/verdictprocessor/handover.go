@@ -168,9 +168,13 @@ func (c launchChanges) LaunchForgotten(k launches.Key) {
 }
 
 // decidedForHandoverLocked marks the launch of a trace whose decision was
-// accepted: the changelog says which of its turns were decided.
-func (p *verdictProcessor) decidedForHandoverLocked(k launches.Key) {
-	if p.handover != nil {
+// accepted: the changelog says which of its turns were decided. Without
+// a changelog it costs a nil check on the acceptance path.
+func (p *verdictProcessor) decidedForHandoverLocked(e *pending.Entry) {
+	if p.handover == nil {
+		return
+	}
+	if k, ok := p.launchOf(e); ok {
 		p.handover.markLaunchLocked(k)
 	}
 }
