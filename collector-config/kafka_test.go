@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/internal/testsupport/testenv"
 	"github.com/percause/percause/lab/verdicts"
+	"github.com/percause/percause/verdict"
 )
 
 // The fleet on Kafka (kafka-edge.yaml, kafka-join.yaml, kafka-decide.yaml)
@@ -534,7 +536,7 @@ func (f *kafkaFleet) hopTimes(sent map[string]time.Time) map[string][]time.Durat
 			if err != nil {
 				f.t.Fatal(err)
 			}
-			eachSpan(td, func(s ptrace.Span) {
+			verdict.Each(td, func(_ pcommon.Resource, s ptrace.Span) {
 				decidedAt[s.TraceID().String()] = s.EndTimestamp().AsTime()
 			})
 		}
@@ -556,26 +558,13 @@ func (f *kafkaFleet) hopTimes(sent map[string]time.Time) map[string][]time.Durat
 func traceIDsOf(td ptrace.Traces) []string {
 	seen := map[string]bool{}
 	var ids []string
-	eachSpan(td, func(s ptrace.Span) {
+	for _, s := range verdict.Spans(td) {
 		if id := s.TraceID().String(); !seen[id] {
 			seen[id] = true
 			ids = append(ids, id)
 		}
-	})
-	return ids
-}
-
-func eachSpan(td ptrace.Traces, fn func(ptrace.Span)) {
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				fn(spans.At(k))
-			}
-		}
 	}
+	return ids
 }
 
 // waitForCommitted waits until group has committed every record topic

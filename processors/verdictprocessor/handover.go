@@ -19,6 +19,7 @@ import (
 	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
 	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 	"github.com/percause/percause/processors/verdictprocessor/internal/persist"
+	"github.com/percause/percause/verdict"
 )
 
 // The handover (changelog): a gateway reading its input from Kafka keeps
@@ -240,22 +241,14 @@ func (p *verdictProcessor) takeOverIfMoved(ctx context.Context, td ptrace.Traces
 	if !seen || off > last {
 		h.last[part] = off
 	}
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		if k, ok := launches.KeyOf(rs.Resource()); ok && p.launches != nil {
+	for res, span := range verdict.Spans(td) {
+		if k, ok := launches.KeyOf(res); ok && p.launches != nil {
 			h.launchPart[k] = part
 		}
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for n := 0; n < spans.Len(); n++ {
-				// A trace decided already is not held again: noting it
-				// would keep its entry here for good.
-				if id := spans.At(n).TraceID(); !p.held.Decided(id) {
-					h.tracePart[id] = part
-				}
-			}
+		// A trace decided already is not held again: noting it would keep
+		// its entry here for good.
+		if id := span.TraceID(); !p.held.Decided(id) {
+			h.tracePart[id] = part
 		}
 	}
 	return nil
@@ -284,20 +277,19 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	now := p.now()
 	p.mu.Lock()
 	// The launches first: the turns they name decided are not held again.
-	for _, traces := range []bool{false, true} {
-		for key, v := range values {
-			id, _, isTrace, ok := parseChangelogKey(key)
-			switch {
-			case !ok:
-				if !traces {
-					n.bad++
-				}
-			case isTrace && traces:
-				p.readBackTraceLocked(id, v, part, now, &n, &out)
-			case !isTrace && !traces:
-				p.readBackLaunchLocked(v, part, &n)
-			}
+	var traces []pcommon.TraceID
+	for key, v := range values {
+		switch id, _, isTrace, ok := parseChangelogKey(key); {
+		case !ok:
+			n.bad++
+		case isTrace:
+			traces = append(traces, id)
+		default:
+			p.readBackLaunchLocked(v, part, &n)
 		}
+	}
+	for _, id := range traces {
+		p.readBackTraceLocked(id, values[traceChangelogKey(id)], part, now, &n, &out)
 	}
 	p.mu.Unlock()
 	p.tel.record(ctx, &out)

@@ -141,7 +141,9 @@ func TestHeldTraceFollowsItsPartition(t *testing.T) {
 	fromRecord(b, 2, 1, sdk(1, take("t1", 2.0, nil)))
 	names := map[string]int{}
 	for _, td := range joined.AllTraces() {
-		eachSpanOf(td, func(s ptrace.Span) { names[s.Name()]++ })
+		for _, s := range verdict.Spans(td) {
+			names[s.Name()]++
+		}
 	}
 	if names["voice.turn"] != 1 || names["voice.unit"] != 1 || names["tts.take"] != 1 {
 		t.Fatalf("gateway B sent on %v, want the turn whole: its voice.turn, its unit and its take", names)
@@ -182,25 +184,14 @@ func TestALostPartitionsHeldTracesAreLetGo(t *testing.T) {
 	}
 	turns := 0
 	for _, td := range fromB.AllTraces() {
-		eachSpanOf(td, func(s ptrace.Span) {
+		for _, s := range verdict.Spans(td) {
 			if s.Name() == "voice.turn" {
 				turns++
 			}
-		})
+		}
 	}
 	if turns != 1 || b.p.held.Len() != 1 {
 		t.Errorf("gateway B sent on %d turns and holds %d, want trace 1's turn sent and trace 2's held", turns, b.p.held.Len())
-	}
-}
-
-func eachSpanOf(td ptrace.Traces, fn func(ptrace.Span)) {
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		sss := td.ResourceSpans().At(i).ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			for k := 0; k < sss.At(j).Spans().Len(); k++ {
-				fn(sss.At(j).Spans().At(k))
-			}
-		}
 	}
 }
 
