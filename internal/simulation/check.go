@@ -3,6 +3,7 @@ package simulation
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -22,48 +23,30 @@ import (
 // more. Then the invariants are checked.
 func (s *schedule) recover(ctx context.Context) error {
 	s.event("recovery: the faults stop; every request not acknowledged is sent again")
-	fs := s.w.fs
-	fs.faults.off = true
-	fs.crashAt, fs.powerLoss = -1, false
+	s.w.fs.stopFaults()
+	if n := s.p.lateDeath; n > 0 {
+		s.w.fs.killAt(n - 1)
+	}
 	s.w.refuse.mu.Lock()
 	s.w.refuse.next = 0
 	s.w.refuse.mu.Unlock()
-	if fs.dead() {
-		if err := s.restartAfterDeath(ctx); err != nil {
-			return err
-		}
-	}
-	s.active = len(s.turns)
-	for round := 0; ; round++ {
-		left := 0
-		for _, r := range s.reqs {
-			if r.acked {
-				continue
+	// A fault from before the recovery may still end the process during
+	// it: Pebble reports a background write that failed (a flush's
+	// manifest that found the disk full) later, by a fatal error on its
+	// own goroutine. The process is then started again, on a disk that
+	// works, and the recovery starts over.
+	for deaths := 0; ; deaths++ {
+		err := s.settle(ctx)
+		if !errors.Is(err, errNoAnswer) {
+			if err != nil {
+				return err
 			}
-			left++
-			s.send(ctx, -1, r)
-		}
-		if left == 0 {
 			break
 		}
-		// A verdict refused is sent again after a backoff of up to 5 s; at
-		// max_pending, new traces wait for it.
-		if round == 100 {
-			return fmt.Errorf("with no fault left, requests are still refused after %d rounds of resends", round)
+		s.event("recovery: the process died (%d)", deaths+1)
+		if deaths == maxRecoveryDeaths {
+			return fmt.Errorf("with no fault left, the process died %d times in the recovery", deaths+1)
 		}
-		s.w.now = s.w.now.Add(time.Second)
-		s.c.lines.Sweep(ctx)
-		s.c.proc.Sweep(ctx)
-		_, _ = s.c.store.Get(ctx, "flush")
-	}
-	for t := time.Duration(0); t < maxAge+2*waitFor; t += waitFor {
-		s.w.now = s.w.now.Add(waitFor)
-		s.c.lines.Sweep(ctx)
-		s.c.proc.Sweep(ctx)
-	}
-	_, _ = s.c.store.Get(ctx, "flush")
-	if held := s.c.lines.Held(); held != 0 {
-		return fmt.Errorf("after the recovery the lines connector still holds %d lines", held)
 	}
 	if err := s.restart(ctx); err != nil {
 		return err
@@ -77,6 +60,89 @@ func (s *schedule) recover(ctx context.Context) error {
 	}
 	s.c = nil
 	return s.check()
+}
+
+// maxRecoveryDeaths bounds the deaths a recovery sees: only what a fault
+// left running in the process that entered it can end a process then,
+// so a second is already a bug.
+const maxRecoveryDeaths = 3
+
+// settle sends every request not acknowledged until it is, then lets time
+// pass until the lines connector holds nothing. It returns errNoAnswer
+// when the process dies meanwhile, after starting another.
+func (s *schedule) settle(ctx context.Context) error {
+	if s.w.fs.dead() {
+		if err := s.restartAfterDeath(ctx); err != nil {
+			return err
+		}
+	}
+	s.active = len(s.turns)
+	// Each call goes through alive: one into a process that died may
+	// never return (see within).
+	lines, proc, store := s.c.lines, s.c.proc, s.c.store
+	sweep := func() error { lines.Sweep(ctx); proc.Sweep(ctx); return nil }
+	flush := func() error { _, _ = store.Get(ctx, "flush"); return nil }
+	for round := 0; ; round++ {
+		left := 0
+		for _, r := range s.reqs {
+			if r.acked {
+				continue
+			}
+			left++
+			s.send(ctx, -1, r)
+		}
+		if s.w.fs.dead() {
+			return s.diedInRecovery(ctx)
+		}
+		if left == 0 {
+			break
+		}
+		// A verdict refused is sent again after a backoff of up to 5 s; at
+		// max_pending, new traces wait for it.
+		if round == 100 {
+			return fmt.Errorf("with no fault left, requests are still refused after %d rounds of resends", round)
+		}
+		s.w.now = s.w.now.Add(time.Second)
+		if err := s.alive(ctx, sweep, flush); err != nil {
+			return err
+		}
+	}
+	for t := time.Duration(0); t < maxAge+2*waitFor; t += waitFor {
+		s.w.now = s.w.now.Add(waitFor)
+		if err := s.alive(ctx, sweep); err != nil {
+			return err
+		}
+	}
+	held := 0
+	if err := s.alive(ctx, flush, func() error { held = lines.Held(); return nil }); err != nil {
+		return err
+	}
+	if held != 0 {
+		return fmt.Errorf("after the recovery the lines connector still holds %d lines", held)
+	}
+	return nil
+}
+
+// alive makes calls into the collector in the recovery, one after
+// another, and returns errNoAnswer (once another process started) when
+// the process died meanwhile.
+func (s *schedule) alive(ctx context.Context, calls ...func() error) error {
+	for _, call := range calls {
+		_ = s.within(call) // the calls' own errors are not what this checks
+		if s.w.fs.dead() {
+			return s.diedInRecovery(ctx)
+		}
+	}
+	return nil
+}
+
+// diedInRecovery starts another process after one died in the recovery,
+// and returns errNoAnswer for the recovery to start over.
+func (s *schedule) diedInRecovery(ctx context.Context) error {
+	if err := s.restartAfterDeath(ctx); err != nil {
+		return err
+	}
+	return errNoAnswer
 }
 
 // written is what the verdict file holds of one trace.

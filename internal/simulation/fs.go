@@ -344,6 +344,25 @@ func (fs *FS) parkIfDead(gen int) {
 	}
 }
 
+// stopFaults ends the faults (the recovery at a schedule's end): no call
+// fails, and a death armed does not come. The process's own goroutines
+// call in meanwhile, hence the lock.
+func (fs *FS) stopFaults() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.faults != nil {
+		fs.faults.off = true
+	}
+	fs.crashAt, fs.powerLoss = -1, false
+}
+
+// killAt kills the process at the nth file system call from now.
+func (fs *FS) killAt(n int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.crashAt = fs.ops + n
+}
+
 // restartAfterCrash is the image a process death leaves: everything
 // written stays (the kernel has it), on the disk or not.
 func (fs *FS) restartAfterCrash() {

@@ -48,6 +48,10 @@ type Params struct {
 	// LinesMaxPending is the lines connector's max_pending (0: its
 	// default); small, so held lines are let go before their partner.
 	LinesMaxPending int
+	// lateDeath, when positive, kills the process at that file system
+	// call after the recovery stopped the faults, as a fatal error a
+	// fault left in Pebble's background work does (a test's; 0: none).
+	lateDeath int
 }
 
 // WithEngine is p on shared_storage's engine e.
@@ -159,10 +163,16 @@ func (f *Failure) Error() string {
 // Run runs the schedule of p (ParamsFor a seed), cut to limit steps (0:
 // all of them), then its recovery, and checks its invariants.
 func Run(ctx context.Context, p Params, limit int) (Stats, *Failure) {
+	return newSchedule(p).runWhole(ctx, limit)
+}
+
+// runWhole runs the schedule's first limit steps (0: all of them), its
+// recovery and its checks, and stops what is left running.
+func (s *schedule) runWhole(ctx context.Context, limit int) (Stats, *Failure) {
+	p := s.p
 	if limit <= 0 || limit > p.Steps {
 		limit = p.Steps
 	}
-	s := newSchedule(p)
 	err := s.run(ctx, limit)
 	if c := s.c; c != nil && !s.w.fs.dead() {
 		_ = s.within(func() error { return c.stop(ctx) })

@@ -71,6 +71,10 @@ func TestSimulationPebble(t *testing.T) {
 	explore(t, sharedstorage.EnginePebble, *pebbleFlag)
 }
 
+// hangAfter is how long one schedule may run before exploring calls it a
+// hang; the longest take well under a second.
+const hangAfter = 2 * time.Minute
+
 func explore(t *testing.T, engine string, schedules int) {
 	ctx := context.Background()
 	n := 0
@@ -83,7 +87,7 @@ func explore(t *testing.T, engine string, schedules int) {
 		if *forFlag > 0 && time.Since(began) >= *forFlag || *forFlag == 0 && n >= schedules {
 			break
 		}
-		st, f := Run(ctx, ParamsFor(seed).WithEngine(engine), 0)
+		st, f, _ := runWithin(t, ParamsFor(seed).WithEngine(engine), hangAfter)
 		n++
 		total.add(st)
 		if f != nil {
