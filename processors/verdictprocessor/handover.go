@@ -231,7 +231,20 @@ func (p *verdictProcessor) takeOverIfMoved(ctx context.Context, td ptrace.Traces
 	p.mu.Lock()
 	last, seen := h.last[part]
 	p.mu.Unlock()
-	if !seen || off > last+1 {
+	moved := !seen || off > last+1
+	if !moved {
+		// The partition may have gone to another gateway and come back
+		// with offsets that do not show it: one killed after accepting
+		// records, before its group committed their marks, hands the same
+		// offsets on. Its writing moved the changelog's end.
+		m, err := h.log.Moved(ctx, []int32{part})
+		if err != nil {
+			p.tel.storageError(ctx, opTakeover, 1)
+			return fmt.Errorf("verdict processor: whether partition %d moved: %w", part, err)
+		}
+		moved = len(m) > 0
+	}
+	if moved {
 		if err := p.readBack(ctx, part); err != nil {
 			return err
 		}
@@ -276,6 +289,22 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	var out tally
 	now := p.now()
 	p.mu.Lock()
+	// What this gateway holds for the partition it kept from before it
+	// last lost it, and whoever held the partition since wrote each change
+	// to the changelog: its copies go (a verdict refused then, sent again
+	// later, would be a second), and what the changelog holds is held
+	// again below.
+	var mine []pcommon.TraceID
+	for id, tp := range p.handover.tracePart {
+		if tp != part {
+			continue
+		}
+		delete(p.handover.tracePart, id) // before the release: nothing is written for it
+		if e := p.held.Get(id); e != nil && !e.Delivery.Sending {
+			p.releaseLocked(e, &out)
+			mine = append(mine, id)
+		}
+	}
 	// The launches first: the turns they name decided are not held again.
 	var traces []pcommon.TraceID
 	for key, v := range values {
@@ -290,6 +319,11 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	}
 	for _, id := range traces {
 		p.readBackTraceLocked(id, values[traceChangelogKey(id)], part, now, &n, &out)
+	}
+	for _, id := range mine {
+		if p.held.Get(id) == nil {
+			out.inc(&out.dropped, dropMoved)
+		}
 	}
 	p.mu.Unlock()
 	p.tel.record(ctx, &out)
@@ -334,14 +368,17 @@ func (p *verdictProcessor) readBackLaunchLocked(v []byte, part int32, n *handove
 		return
 	}
 	p.handover.launchPart[l.Key] = part
-	if cur := p.launches.Get(l.Key); cur == nil || cur.Seen.Before(l.Seen) {
-		if cur == nil {
-			p.tel.b.ProcessorVerdictLaunches.Add(1)
-		}
-		p.launches.Restore(l)
-		p.state.LaunchChanged(l)
-		n.launches++
+	// The changelog's launch is the newer, whatever the clocks say: what
+	// this gateway kept of it, it kept when it last held the partition,
+	// and whoever held it since wrote each change there before its store.
+	// (Comparing when each last saw the launch kept a copy from before the
+	// partition moved away and back on gateways whose clocks agreed.)
+	if p.launches.Get(l.Key) == nil {
+		p.tel.b.ProcessorVerdictLaunches.Add(1)
 	}
+	p.launches.Restore(l)
+	p.state.LaunchChanged(l)
+	n.launches++
 	for _, id := range ids {
 		if !p.held.Decided(id) {
 			p.held.MarkDecided(id)
@@ -376,6 +413,10 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context) {
 	if len(parts) == 0 {
 		return
 	}
+	// Under the takeovers' lock: a record of a partition found moved here
+	// must find it unseen (h.last let go), not its end known no more.
+	h.takeovers.Lock()
+	defer h.takeovers.Unlock()
 	moved, err := h.log.Moved(ctx, parts)
 	if err != nil || len(moved) == 0 {
 		if err != nil {

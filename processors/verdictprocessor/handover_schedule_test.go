@@ -1,0 +1,486 @@
+package verdictprocessor
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
+	"github.com/percause/percause/verdict"
+)
+
+var (
+	handoverSchedules = flag.Int("handover-schedules", 40, "how many seeded handover schedules TestHandoverSchedules explores")
+	handoverSeed      = flag.Uint64("handover-seed", 0, "replay this handover schedule alone (0: explore)")
+)
+
+// TestHandoverSchedules explores seeded schedules of a decide stage on
+// Kafka (docs/simulation.md, "The handover's schedules"): launches' turns
+// on the partitions of a turns topic, decide gateways that own them,
+// each with storage of its own and the launches' changelog on an
+// in-process cluster. Each step the seed chooses one of: a record handed
+// to its partition's owner; the owner's next poll starting again from the
+// group's committed offset (records read again); a partition moved to
+// another gateway that lives (a rebalance); a gateway killed or stopped
+// gracefully, its partitions moved; a gateway added, taking a partition;
+// time passing with a sweep; a gateway's downstream refusing its next
+// deliveries. Then the recovery: the refusals stop and every record is
+// handed over until each is accepted. After it, every turn has exactly one
+// verdict across the gateways, living or dead, and each names the cause
+// its launch's history makes: the third turn pool, the fourth state.
+func TestHandoverSchedules(t *testing.T) {
+	if *handoverSeed != 0 {
+		st := runHandoverSchedule(t, *handoverSeed)
+		t.Log(st)
+		return
+	}
+	for _, k := range keptHandover {
+		runHandoverSchedule(t, k.seed)
+		if t.Failed() {
+			t.Fatalf("kept schedule %d (%s) failed", k.seed, k.found)
+		}
+	}
+	n := *handoverSchedules
+	if testing.Short() {
+		n = min(n, 8)
+	}
+	var total handoverStats
+	began := time.Now()
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		st := runHandoverSchedule(t, seed)
+		if t.Failed() {
+			t.Fatalf("seed %d failed; replay: go test ./processors/verdictprocessor -run TestHandoverSchedules -handover-seed %d -v", seed, seed)
+		}
+		total.add(st)
+	}
+	t.Logf("%d handover schedules held in %s: %s", n, time.Since(began).Round(time.Millisecond), total)
+	if total.moves == 0 || total.kills == 0 || total.rereads == 0 {
+		t.Fatalf("no partition moved (%d), no gateway was killed (%d) or nothing was read again (%d): the schedules proved nothing", total.moves, total.kills, total.rereads)
+	}
+}
+
+// keptHandover are schedules that once failed, replayed in every run.
+var keptHandover = []struct {
+	seed  uint64
+	found string
+}{
+	{22, "a launch read back at a takeover lost to the copy the gateway kept from before the partition moved away, when both were last seen at the same time: turns 3 and 4 read none"},
+	{24, "a partition came back to a gateway at the offset after its last, from an owner that accepted a record and never committed its mark: no takeover, the record decided twice"},
+	{301, "a verdict refused before the partition moved away was sent again after it came back, though the owner in between had decided its turn"},
+}
+
+type handoverStats struct {
+	steps, records, moves, kills, stops, adds, rereads, refused, takeovers int
+}
+
+func (s *handoverStats) add(o handoverStats) {
+	s.steps += o.steps
+	s.records += o.records
+	s.moves += o.moves
+	s.kills += o.kills
+	s.stops += o.stops
+	s.adds += o.adds
+	s.rereads += o.rereads
+	s.refused += o.refused
+	s.takeovers += o.takeovers
+}
+
+func (s handoverStats) String() string {
+	return fmt.Sprintf("%d steps, %d records handed in, %d partitions moved, %d gateways killed, %d stopped, %d added, %d polls from the committed offset, %d deliveries refused, %d takeovers",
+		s.steps, s.records, s.moves, s.kills, s.stops, s.adds, s.rereads, s.refused, s.takeovers)
+}
+
+// turnsPartition is one partition of the turns topic: its records in
+// order, the group's committed offset, and its owner's next offset.
+type turnsPartition struct {
+	records   []launchRecord
+	committed int
+	position  int
+	owner     int
+}
+
+// launchRecord is turn turn (0 to 3, as launchTurns) of launch launch.
+type launchRecord struct{ launch, turn int }
+
+func (r launchRecord) trace() byte { return byte(10 + 4*r.launch + r.turn) }
+
+func (r launchRecord) traces() ptrace.Traces {
+	lt := launchTurns[r.turn]
+	name := "launch-" + strconv.Itoa(r.launch)
+	td := sdk(r.trace(), plainUnit(name), plainTurn(name, lt.index, lt.pool, lt.players))
+	sdk(r.trace(), take("t1", 0.3, nil)).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	return td
+}
+
+// gateway is one decide gateway: its processor, its storage and what it
+// emitted, kept after it dies.
+type gateway struct {
+	name   string
+	h      *harness
+	host   *storageHost
+	alive  bool
+	refuse int // its downstream refuses this many deliveries more
+}
+
+var errScheduleRefuses = errors.New("the schedule's downstream refuses")
+
+type handoverSchedule struct {
+	t        *testing.T
+	rng      *rand.Rand
+	cl       changelog.Config
+	parts    []*turnsPartition
+	gateways []*gateway
+	journal  []string
+	st       handoverStats
+}
+
+func runHandoverSchedule(t *testing.T, seed uint64) handoverStats {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0x4a11))
+	nparts := 2 + rng.IntN(3)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(nparts), "launches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := &handoverSchedule{t: t, rng: rng, cl: changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}}
+	defer s.stopAll()
+
+	// Launches without history, each on the partition its key hashes to,
+	// their turns in order, interleaved with the other launches'.
+	launches := 2 + rng.IntN(5)
+	for range nparts {
+		s.parts = append(s.parts, &turnsPartition{})
+	}
+	next := make([]int, launches)
+	for left := 4 * launches; left > 0; left-- {
+		l := rng.IntN(launches)
+		for next[l] == 4 {
+			l = (l + 1) % launches
+		}
+		p := s.parts[l%nparts]
+		p.records = append(p.records, launchRecord{launch: l, turn: next[l]})
+		next[l]++
+	}
+	for range 1 + rng.IntN(3) {
+		s.addGateway()
+	}
+	for i, p := range s.parts {
+		p.owner = i % len(s.gateways)
+	}
+	s.event("seed %d: %d launches on %d partitions, %d gateways", seed, launches, nparts, len(s.gateways))
+
+	steps := 20 + rng.IntN(60)
+	for n := range steps {
+		s.step(n)
+		if t.Failed() {
+			s.fail()
+			return s.st
+		}
+	}
+	s.st.steps = steps
+	s.recover()
+	s.check()
+	if t.Failed() {
+		s.fail()
+	}
+	return s.st
+}
+
+func (s *handoverSchedule) event(format string, args ...any) {
+	s.journal = append(s.journal, fmt.Sprintf(format, args...))
+}
+
+func (s *handoverSchedule) fail() {
+	s.t.Log("the schedule:\n  " + strings.Join(s.journal, "\n  "))
+}
+
+// addGateway starts a gateway with storage of its own and the sweep left
+// to the schedule.
+func (s *handoverSchedule) addGateway() *gateway {
+	host := newStorageHost(s.t, s.t.TempDir())
+	cfg := createDefaultConfig().(*Config)
+	cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
+	cl := s.cl
+	cfg.Changelog = &cl
+	if err := cfg.Validate(); err != nil {
+		s.t.Fatal(err)
+	}
+	g := &gateway{name: "g" + strconv.Itoa(len(s.gateways)), host: host, alive: true}
+	g.h = newHarness(s.t, cfg)
+	sink := g.h.sink
+	g.h.p.next = consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		if g.refuse > 0 {
+			g.refuse--
+			s.st.refused++
+			return errScheduleRefuses
+		}
+		return sink.ConsumeTraces(ctx, td)
+	})
+	if len(s.gateways) > 0 {
+		g.h.now = s.gateways[0].h.now
+	}
+	// The schedule sweeps when it chooses to, and checks ownership with
+	// each sweep, as the background loop does once a second.
+	g.h.p.manual = true
+	if err := g.h.p.Start(context.Background(), host); err != nil {
+		s.t.Fatal(err)
+	}
+	s.gateways = append(s.gateways, g)
+	return g
+}
+
+func consumerFunc(f consumer.ConsumeTracesFunc) consumer.Traces {
+	c, err := consumer.NewTraces(f)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func (s *handoverSchedule) living() []int {
+	var out []int
+	for i, g := range s.gateways {
+		if g.alive {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (s *handoverSchedule) step(n int) {
+	rng := s.rng
+	switch k := rng.IntN(100); {
+	case k < 55:
+		p := rng.IntN(len(s.parts))
+		if s.parts[p].position < len(s.parts[p].records) {
+			s.deliver(n, p)
+		}
+	case k < 63:
+		p := s.parts[rng.IntN(len(s.parts))]
+		if p.position > p.committed {
+			s.event("step %d: %s is given the partition back from the committed offset %d, was at %d (its session lapsed)", n, s.gateways[p.owner].name, p.committed, p.position)
+			p.position = p.committed
+			s.st.rereads++
+		}
+	case k < 73:
+		live := s.living()
+		if len(live) < 2 {
+			return
+		}
+		pi := rng.IntN(len(s.parts))
+		to := live[rng.IntN(len(live))]
+		if to == s.parts[pi].owner {
+			return
+		}
+		s.move(n, pi, to, "a rebalance")
+	case k < 78:
+		live := s.living()
+		if len(live) < 2 {
+			return
+		}
+		s.kill(n, live[rng.IntN(len(live))])
+	case k < 81:
+		live := s.living()
+		if len(live) < 2 {
+			return
+		}
+		s.stopGracefully(n, live[rng.IntN(len(live))])
+	case k < 85:
+		if len(s.living()) >= 4 {
+			return
+		}
+		g := s.addGateway()
+		s.st.adds++
+		pi := rng.IntN(len(s.parts))
+		s.event("step %d: %s is added", n, g.name)
+		s.move(n, pi, len(s.gateways)-1, "a gateway added")
+	case k < 95:
+		d := time.Duration(200+rng.IntN(9800)) * time.Millisecond
+		s.event("step %d: %s pass; a sweep", n, d)
+		s.sweep(d)
+	default:
+		live := s.living()
+		g := s.gateways[live[rng.IntN(len(live))]]
+		g.refuse += 1 + rng.IntN(3)
+		s.event("step %d: %s's downstream refuses its next %d deliveries", n, g.name, g.refuse)
+	}
+}
+
+// deliver hands partition p's next record to its owner, as the Kafka
+// receiver does: marked once accepted, the mark committed with the poll
+// (most of the time: a poll's commit may not have happened yet).
+func (s *handoverSchedule) deliver(n, pi int) {
+	p := s.parts[pi]
+	r := p.records[p.position]
+	g := s.gateways[p.owner]
+	ctx := client.NewContext(context.Background(), client.Info{Metadata: client.NewMetadata(map[string][]string{
+		metaKafkaPartition: {strconv.Itoa(pi)}, metaKafkaOffset: {strconv.Itoa(p.position)},
+	})})
+	takeovers := g.h.counter("otelcol_processor_verdict_takeovers")[""]
+	err := g.h.p.ConsumeTraces(ctx, r.traces())
+	g.h.drainSink()
+	s.st.records++
+	if more := g.h.counter("otelcol_processor_verdict_takeovers")[""] - takeovers; more > 0 {
+		s.st.takeovers += int(more)
+		s.event("step %d: %s takes partition %d over", n, g.name, pi)
+	}
+	if err != nil {
+		s.event("step %d: %s refused launch %d turn %d (partition %d offset %d): %v", n, g.name, r.launch, r.turn+1, pi, p.position, err)
+		return
+	}
+	s.event("step %d: %s accepted launch %d turn %d (partition %d offset %d)", n, g.name, r.launch, r.turn+1, pi, p.position)
+	p.position++
+	if s.rng.IntN(5) != 0 {
+		p.committed = p.position
+	}
+}
+
+// move gives partition pi to gateway to; the next poll starts from the
+// group's committed offset.
+func (s *handoverSchedule) move(n, pi, to int, why string) {
+	p := s.parts[pi]
+	s.event("step %d: partition %d moves from %s to %s (%s), from offset %d", n, pi, s.gateways[p.owner].name, s.gateways[to].name, why, p.committed)
+	p.owner, p.position = to, p.committed
+	s.st.moves++
+}
+
+// kill ends gateway i as kill -9 does: nothing more of it runs, its
+// storage is not read again (the next owner has its own), and its
+// partitions move once the group sees it gone.
+func (s *handoverSchedule) kill(n, i int) {
+	g := s.gateways[i]
+	g.alive = false
+	s.st.kills++
+	s.event("step %d: %s is killed", n, g.name)
+	s.reassign(n, i, "a gateway killed")
+}
+
+// stopGracefully stops gateway i (its last cycle and commit run, its
+// marks are committed) and moves its partitions.
+func (s *handoverSchedule) stopGracefully(n, i int) {
+	g := s.gateways[i]
+	if err := g.h.p.Shutdown(context.Background()); err != nil {
+		s.t.Errorf("%s's graceful stop: %v", g.name, err)
+	}
+	g.h.drainSink()
+	_ = g.host.Ext.Shutdown(context.Background())
+	g.alive = false
+	s.st.stops++
+	s.event("step %d: %s stops gracefully", n, g.name)
+	for _, p := range s.parts {
+		if p.owner == i {
+			p.committed = p.position
+		}
+	}
+	s.reassign(n, i, "a gateway stopped")
+}
+
+func (s *handoverSchedule) reassign(n, from int, why string) {
+	live := s.living()
+	for pi, p := range s.parts {
+		if p.owner == from {
+			s.move(n, pi, live[s.rng.IntN(len(live))], why)
+		}
+	}
+}
+
+// sweep lets d pass on every living gateway's clock; each checks what it
+// still owns, then sweeps.
+func (s *handoverSchedule) sweep(d time.Duration) {
+	for _, g := range s.gateways {
+		g.h.now = g.h.now.Add(d)
+	}
+	for _, i := range s.living() {
+		g := s.gateways[i]
+		g.h.p.letGoOfMovedPartitions(context.Background())
+		g.h.p.sweep(context.Background())
+		g.h.drainSink()
+	}
+}
+
+// recover ends the schedule: refusals stop, and every record is handed
+// to its partition's owner until it is accepted, with sweeps between.
+func (s *handoverSchedule) recover() {
+	s.event("recovery: the refusals stop; every record is handed over until accepted")
+	for _, g := range s.gateways {
+		g.refuse = 0
+	}
+	for round := 0; ; round++ {
+		left := 0
+		for pi, p := range s.parts {
+			for p.position < len(p.records) {
+				left++
+				before := p.position
+				s.deliver(-1, pi)
+				if p.position == before {
+					break
+				}
+			}
+		}
+		s.sweep(10 * time.Second)
+		held := 0
+		for _, i := range s.living() {
+			held += s.gateways[i].h.p.held.Len()
+		}
+		if left == 0 && held == 0 {
+			return
+		}
+		if round == 30 {
+			s.t.Errorf("after %d rounds of the recovery, %d records are still refused and %d traces held", round, left, held)
+			return
+		}
+	}
+}
+
+// check holds the invariants over what every gateway emitted.
+func (s *handoverSchedule) check() {
+	got := map[pcommon.TraceID][]string{}
+	for _, g := range s.gateways {
+		for _, v := range g.h.verdicts() {
+			got[v.TraceID()] = append(got[v.TraceID()], g.name+": "+verdict.FromSpan(pcommon.NewResource(), v).Cause)
+		}
+	}
+	for _, p := range s.parts {
+		for _, r := range p.records {
+			id := traceID(r.trace())
+			vs := got[id]
+			delete(got, id)
+			want := launchTurns[r.turn].cause
+			switch {
+			case len(vs) != 1:
+				s.t.Errorf("launch %d turn %d has %d verdicts, want 1: %v", r.launch, r.turn+1, len(vs), vs)
+			case !strings.HasSuffix(vs[0], ": "+want):
+				s.t.Errorf("launch %d turn %d: %s, want %s", r.launch, r.turn+1, vs[0], want)
+			}
+		}
+	}
+	for id, vs := range got {
+		s.t.Errorf("a verdict for trace %s, which no turn has: %v", id, vs)
+	}
+}
+
+// stopAll stops the gateways still running and lets go of the dead ones'
+// storage and changelog clients.
+func (s *handoverSchedule) stopAll() {
+	for _, g := range s.gateways {
+		if g.alive {
+			_ = g.h.p.Shutdown(context.Background())
+		} else if g.h.p.handover != nil {
+			g.h.p.handover.log.Close()
+		}
+		_ = g.host.Ext.Shutdown(context.Background())
+	}
+}
