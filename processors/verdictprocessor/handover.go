@@ -74,6 +74,30 @@ func (p *verdictProcessor) openHandover() error {
 	return nil
 }
 
+// letGoOfRestoredHeld lets go of the held traces storage restored. Each
+// commit wrote them to the changelog before the store, so the changelog
+// has them, and a partition they came on may have moved to another
+// gateway while this one was down: held here too, a turn (or a verdict
+// refused then and sent again) would be decided twice. They leave memory
+// and storage; whoever takes each partition over, this gateway included,
+// holds them again from the changelog at its first record.
+func (p *verdictProcessor) letGoOfRestoredHeld(ctx context.Context) {
+	var out tally
+	p.mu.Lock()
+	var restored []*pending.Entry
+	p.held.Each(func(e *pending.Entry) { restored = append(restored, e) })
+	for _, e := range restored {
+		p.releaseLocked(e, &out)
+	}
+	p.mu.Unlock()
+	if len(restored) == 0 {
+		return
+	}
+	p.tel.record(ctx, &out)
+	p.logger.Info("verdict processor: held traces restored from storage are let go; the changelog holds them for whoever takes their partitions over",
+		zap.Int("traces", len(restored)))
+}
+
 // A changelog key names what it keeps: a held trace ("t" and its ID in
 // hex) or a launch ("l" and its two IDs quoted, so no two launches share
 // one).

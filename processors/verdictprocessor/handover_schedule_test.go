@@ -66,8 +66,8 @@ func TestHandoverSchedules(t *testing.T) {
 		total.add(st)
 	}
 	t.Logf("%d handover schedules held in %s: %s", n, time.Since(began).Round(time.Millisecond), total)
-	if total.moves == 0 || total.kills == 0 || total.rereads == 0 {
-		t.Fatalf("no partition moved (%d), no gateway was killed (%d) or nothing was read again (%d): the schedules proved nothing", total.moves, total.kills, total.rereads)
+	if total.moves == 0 || total.kills == 0 || total.rereads == 0 || total.restarts == 0 {
+		t.Fatalf("no partition moved (%d), no gateway was killed (%d), nothing was read again (%d) or no gateway started again on its storage (%d): the schedules proved nothing", total.moves, total.kills, total.rereads, total.restarts)
 	}
 }
 
@@ -78,11 +78,12 @@ var keptHandover = []struct {
 }{
 	{22, "a launch read back at a takeover lost to the copy the gateway kept from before the partition moved away, when both were last seen at the same time: turns 3 and 4 read none"},
 	{24, "a partition came back to a gateway at the offset after its last, from an owner that accepted a record and never committed its mark: no takeover, the record decided twice"},
+	{32, "a gateway killed while holding refused verdicts, started again on its storage, sent them again, though the partitions' new owners had decided their turns"},
 	{301, "a verdict refused before the partition moved away was sent again after it came back, though the owner in between had decided its turn"},
 }
 
 type handoverStats struct {
-	steps, records, moves, kills, stops, adds, rereads, refused, takeovers int
+	steps, records, moves, kills, stops, adds, restarts, rereads, refused, takeovers int
 }
 
 func (s *handoverStats) add(o handoverStats) {
@@ -92,14 +93,15 @@ func (s *handoverStats) add(o handoverStats) {
 	s.kills += o.kills
 	s.stops += o.stops
 	s.adds += o.adds
+	s.restarts += o.restarts
 	s.rereads += o.rereads
 	s.refused += o.refused
 	s.takeovers += o.takeovers
 }
 
 func (s handoverStats) String() string {
-	return fmt.Sprintf("%d steps, %d records handed in, %d partitions moved, %d gateways killed, %d stopped, %d added, %d polls from the committed offset, %d deliveries refused, %d takeovers",
-		s.steps, s.records, s.moves, s.kills, s.stops, s.adds, s.rereads, s.refused, s.takeovers)
+	return fmt.Sprintf("%d steps, %d records handed in, %d partitions moved, %d gateways killed, %d stopped, %d added, %d started again on their storage, %d partitions given back from the committed offset, %d deliveries refused, %d takeovers",
+		s.steps, s.records, s.moves, s.kills, s.stops, s.adds, s.restarts, s.rereads, s.refused, s.takeovers)
 }
 
 // turnsPartition is one partition of the turns topic: its records in
@@ -128,10 +130,13 @@ func (r launchRecord) traces() ptrace.Traces {
 // emitted, kept after it dies.
 type gateway struct {
 	name   string
+	dir    string // its storage's folder
 	h      *harness
 	host   *storageHost
 	alive  bool
-	refuse int // its downstream refuses this many deliveries more
+	closed    bool // its storage let go (stopped, or killed and started again)
+	restarted bool // started again as another gateway
+	refuse int  // its downstream refuses this many deliveries more
 }
 
 var errScheduleRefuses = errors.New("the schedule's downstream refuses")
@@ -175,7 +180,7 @@ func runHandoverSchedule(t *testing.T, seed uint64) handoverStats {
 		next[l]++
 	}
 	for range 1 + rng.IntN(3) {
-		s.addGateway()
+		s.addGateway("", "")
 	}
 	for i, p := range s.parts {
 		p.owner = i % len(s.gateways)
@@ -209,8 +214,14 @@ func (s *handoverSchedule) fail() {
 
 // addGateway starts a gateway with storage of its own and the sweep left
 // to the schedule.
-func (s *handoverSchedule) addGateway() *gateway {
-	host := newStorageHost(s.t, s.t.TempDir())
+func (s *handoverSchedule) addGateway(name, dir string) *gateway {
+	if dir == "" {
+		dir = s.t.TempDir()
+	}
+	if name == "" {
+		name = "g" + strconv.Itoa(len(s.gateways))
+	}
+	host := newStorageHost(s.t, dir)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
 	cl := s.cl
@@ -218,7 +229,7 @@ func (s *handoverSchedule) addGateway() *gateway {
 	if err := cfg.Validate(); err != nil {
 		s.t.Fatal(err)
 	}
-	g := &gateway{name: "g" + strconv.Itoa(len(s.gateways)), host: host, alive: true}
+	g := &gateway{name: name, dir: dir, host: host, alive: true}
 	g.h = newHarness(s.t, cfg)
 	sink := g.h.sink
 	g.h.p.next = consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
@@ -302,11 +313,35 @@ func (s *handoverSchedule) step(n int) {
 		if len(s.living()) >= 4 {
 			return
 		}
-		g := s.addGateway()
-		s.st.adds++
-		pi := rng.IntN(len(s.parts))
-		s.event("step %d: %s is added", n, g.name)
-		s.move(n, pi, len(s.gateways)-1, "a gateway added")
+		// A new gateway, or one that stopped or was killed started again
+		// on its own storage: what it held then is restored.
+		var dead []*gateway
+		for _, g := range s.gateways {
+			if !g.alive && !g.restarted {
+				dead = append(dead, g)
+			}
+		}
+		var g *gateway
+		if len(dead) > 0 && rng.IntN(2) == 0 {
+			old := dead[rng.IntN(len(dead))]
+			old.restarted = true
+			if !old.closed {
+				// The killed process's files and connections go with it;
+				// nothing more is written.
+				_ = old.h.p.state.Close(context.Background())
+				old.h.p.handover.log.Close()
+				_ = old.host.Ext.Shutdown(context.Background())
+				old.closed = true
+			}
+			g = s.addGateway(old.name+"'", old.dir)
+			s.st.restarts++
+			s.event("step %d: %s starts again on %s's storage", n, g.name, old.name)
+		} else {
+			g = s.addGateway("", "")
+			s.st.adds++
+			s.event("step %d: %s is added", n, g.name)
+		}
+		s.move(n, rng.IntN(len(s.parts)), len(s.gateways)-1, "a gateway added")
 	case k < 95:
 		d := time.Duration(200+rng.IntN(9800)) * time.Millisecond
 		s.event("step %d: %s pass; a sweep", n, d)
@@ -377,7 +412,7 @@ func (s *handoverSchedule) stopGracefully(n, i int) {
 	}
 	g.h.drainSink()
 	_ = g.host.Ext.Shutdown(context.Background())
-	g.alive = false
+	g.alive, g.closed = false, true
 	s.st.stops++
 	s.event("step %d: %s stops gracefully", n, g.name)
 	for _, p := range s.parts {
@@ -478,9 +513,11 @@ func (s *handoverSchedule) stopAll() {
 	for _, g := range s.gateways {
 		if g.alive {
 			_ = g.h.p.Shutdown(context.Background())
-		} else if g.h.p.handover != nil {
+		} else if g.h.p.handover != nil && !g.closed {
 			g.h.p.handover.log.Close()
 		}
-		_ = g.host.Ext.Shutdown(context.Background())
+		if !g.closed {
+			_ = g.host.Ext.Shutdown(context.Background())
+		}
 	}
 }

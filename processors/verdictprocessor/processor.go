@@ -158,6 +158,7 @@ func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error
 		if err := p.openHandover(); err != nil {
 			return err
 		}
+		p.letGoOfRestoredHeld(ctx)
 	}
 	if p.state != nil || !p.mode.sendsBatch() {
 		p.cycles.start()
