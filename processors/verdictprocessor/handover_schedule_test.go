@@ -129,14 +129,14 @@ func (r launchRecord) traces() ptrace.Traces {
 // gateway is one decide gateway: its processor, its storage and what it
 // emitted, kept after it dies.
 type gateway struct {
-	name   string
-	dir    string // its storage's folder
-	h      *harness
-	host   *storageHost
-	alive  bool
+	name      string
+	dir       string // its storage's folder
+	h         *harness
+	host      *storageHost
+	alive     bool
 	closed    bool // its storage let go (stopped, or killed and started again)
 	restarted bool // started again as another gateway
-	refuse int  // its downstream refuses this many deliveries more
+	refuse    int  // its downstream refuses this many deliveries more
 }
 
 var errScheduleRefuses = errors.New("the schedule's downstream refuses")
