@@ -690,7 +690,17 @@ func (s *logStore) Close(context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.log.Close()
+	var err error
+	if s.torn {
+		// A record whose write failed (its batch refused) and whose cut
+		// back failed then would be read at the next start as stored.
+		if err = s.log.Truncate(s.logSize); err != nil {
+			err = fmt.Errorf("shared_storage: cutting a refused record off the log: %w", err)
+		} else {
+			s.torn = false
+		}
+	}
+	err = errors.Join(err, s.log.Close())
 	if s.compactErr != nil {
 		err = errors.Join(err, fmt.Errorf("shared_storage: the last compaction: %w", s.compactErr))
 	}

@@ -38,6 +38,7 @@ var kept = []struct {
 	{2318, "the empty log a failed compaction left was taken for records after a torn one: the store did not open"},
 	{9180, "resends gave up before a refused verdict's backoff (5 s) had passed"},
 	{29381, "with fsync, records a kill left unflushed in a log before the last (an empty one a failed compaction made) were relied on, then lost to a power loss: the store did not open"},
+	{76269, "with fsync, a record whose sync failed and whose cut back failed too stayed in the log; read at the start after a graceful restart, it held counted verdict IDs whose counts were never made"},
 }
 
 // TestKeptSchedules replays every kept schedule.
