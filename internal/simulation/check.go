@@ -63,8 +63,8 @@ func (s *schedule) recover(ctx context.Context) error {
 }
 
 // maxRecoveryDeaths bounds the deaths a recovery sees: only what a fault
-// left running in the process that entered it can end a process then,
-// so a second is already a bug.
+// left running in the process that entered it can end a process then, so
+// a recovery that keeps dying fails instead of running on.
 const maxRecoveryDeaths = 3
 
 // settle sends every request not acknowledged until it is, then lets time
@@ -80,8 +80,8 @@ func (s *schedule) settle(ctx context.Context) error {
 	// Each call goes through alive: one into a process that died may
 	// never return (see within).
 	lines, proc, store := s.c.lines, s.c.proc, s.c.store
-	sweep := func() error { lines.Sweep(ctx); proc.Sweep(ctx); return nil }
-	flush := func() error { _, _ = store.Get(ctx, "flush"); return nil }
+	sweep := func() { lines.Sweep(ctx); proc.Sweep(ctx) }
+	flush := func() { _, _ = store.Get(ctx, "flush") }
 	for round := 0; ; round++ {
 		left := 0
 		for _, r := range s.reqs {
@@ -114,7 +114,7 @@ func (s *schedule) settle(ctx context.Context) error {
 		}
 	}
 	held := 0
-	if err := s.alive(ctx, flush, func() error { held = lines.Held(); return nil }); err != nil {
+	if err := s.alive(ctx, flush, func() { held = lines.Held() }); err != nil {
 		return err
 	}
 	if held != 0 {
@@ -126,9 +126,9 @@ func (s *schedule) settle(ctx context.Context) error {
 // alive makes calls into the collector in the recovery, one after
 // another, and returns errNoAnswer (once another process started) when
 // the process died meanwhile.
-func (s *schedule) alive(ctx context.Context, calls ...func() error) error {
+func (s *schedule) alive(ctx context.Context, calls ...func()) error {
 	for _, call := range calls {
-		_ = s.within(call) // the calls' own errors are not what this checks
+		_ = s.within(func() error { call(); return nil })
 		if s.w.fs.dead() {
 			return s.diedInRecovery(ctx)
 		}

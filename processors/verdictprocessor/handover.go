@@ -318,17 +318,7 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	// to the changelog: its copies go (a verdict refused then, sent again
 	// later, would be a second), and what the changelog holds is held
 	// again below.
-	var mine []pcommon.TraceID
-	for id, tp := range p.handover.tracePart {
-		if tp != part {
-			continue
-		}
-		delete(p.handover.tracePart, id) // before the release: nothing is written for it
-		if e := p.held.Get(id); e != nil && !e.Delivery.Sending {
-			p.releaseLocked(e, &out)
-			mine = append(mine, id)
-		}
-	}
+	mine := p.releasePartitionsLocked(map[int32]bool{part: true}, &out)
 	// The launches first: the turns they name decided are not held again.
 	var traces []pcommon.TraceID
 	for key, v := range values {
@@ -454,15 +444,8 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context) {
 	}
 	var out tally
 	p.mu.Lock()
-	for id, part := range h.tracePart {
-		if !gone[part] {
-			continue
-		}
-		delete(h.tracePart, id) // before the release: nothing is written for it
-		if e := p.held.Get(id); e != nil && !e.Delivery.Sending {
-			p.releaseLocked(e, &out)
-			out.inc(&out.dropped, dropMoved)
-		}
+	for range p.releasePartitionsLocked(gone, &out) {
+		out.inc(&out.dropped, dropMoved)
 	}
 	for part := range gone {
 		delete(h.last, part)
@@ -474,6 +457,25 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context) {
 	}
 	p.logger.Info("verdict processor: partitions taken over by another gateway; what was held for them is let go",
 		zap.Int32s("partitions", moved), zap.Int64("traces", -out.pendingDelta))
+}
+
+// releasePartitionsLocked lets go of the traces held for the partitions
+// in gone, but for those a cycle is sending, and returns those it let go.
+// Nothing is written to the changelog for them: the partition's owner
+// keeps them there.
+func (p *verdictProcessor) releasePartitionsLocked(gone map[int32]bool, out *tally) []pcommon.TraceID {
+	var released []pcommon.TraceID
+	for id, part := range p.handover.tracePart {
+		if !gone[part] {
+			continue
+		}
+		delete(p.handover.tracePart, id) // before the release: nothing is written for it
+		if e := p.held.Get(id); e != nil && !e.Delivery.Sending {
+			p.releaseLocked(e, out)
+			released = append(released, id)
+		}
+	}
+	return released
 }
 
 // kafkaRecordOf is the partition and offset the Kafka receiver named for

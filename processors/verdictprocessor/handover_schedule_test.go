@@ -34,7 +34,8 @@ var (
 // to its partition's owner; the owner's next poll starting again from the
 // group's committed offset (records read again); a partition moved to
 // another gateway that lives (a rebalance); a gateway killed or stopped
-// gracefully, its partitions moved; a gateway added, taking a partition;
+// gracefully, its partitions moved; a gateway added, or one that stopped
+// or was killed started again on its own storage, taking a partition;
 // time passing with a sweep; a gateway's downstream refusing its next
 // deliveries. Then the recovery: the refusals stop and every record is
 // handed over until each is accepted. After it, every turn has exactly one
@@ -232,7 +233,7 @@ func (s *handoverSchedule) addGateway(name, dir string) *gateway {
 	g := &gateway{name: name, dir: dir, host: host, alive: true}
 	g.h = newHarness(s.t, cfg)
 	sink := g.h.sink
-	g.h.p.next = consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+	g.h.p.next, _ = consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 		if g.refuse > 0 {
 			g.refuse--
 			s.st.refused++
@@ -251,14 +252,6 @@ func (s *handoverSchedule) addGateway(name, dir string) *gateway {
 	}
 	s.gateways = append(s.gateways, g)
 	return g
-}
-
-func consumerFunc(f consumer.ConsumeTracesFunc) consumer.Traces {
-	c, err := consumer.NewTraces(f)
-	if err != nil {
-		panic(err)
-	}
-	return c
 }
 
 func (s *handoverSchedule) living() []int {
