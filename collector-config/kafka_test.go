@@ -659,3 +659,48 @@ func TestKafkaFleetHeldTracesFollowThePartition(t *testing.T) {
 	}
 	t.Logf("the surviving join gateway held %d of the killed one's traces again", held)
 }
+
+// TestKafkaFleetQuietPartitionIsReadBack: two join gateways hold the
+// phone's half of 40 turns whose engines never answer, every spans record
+// acknowledged and committed. One join gateway is killed (kill -9) and no
+// span comes after: its partitions get no record but the heartbeats the
+// surviving gateway writes (docs/decisions/0318). The survivor reads back
+// what the killed one held and sends each turn on at its wait: every turn
+// gets exactly one verdict, its take missing. The run fails when the
+// killed gateway held nothing.
+func TestKafkaFleetQuietPartitionIsReadBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the percause binary four times against an in-process Kafka")
+	}
+	f := startKafkaFleet(t, 2, 1, testenv.WithCollectorEnv(collectorconfig.EnvVerdictWait, "8s"))
+	const nLaunches = 40
+	var traces []string
+	for i := range nLaunches {
+		l := fleetLaunchOf(i)
+		phone, _ := underrunTurnRequests(oneLaunch[0], l.installation, l.launch)
+		traces = append(traces, phone.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String())
+		f.send(phone)
+	}
+	f.waitForCommitted("percause-join", fleetSpans)
+	killedAt := time.Now()
+	f.joins[0].Kill()
+	f.waitForVerdicts(nLaunches, "a verdict for every turn, none sent after the kill")
+	t.Logf("every turn had its verdict %s after a join gateway was killed", time.Since(killedAt).Round(time.Millisecond))
+	got := f.decided()
+	for k, id := range traces {
+		if vs := got[id]; len(vs) != 1 {
+			t.Errorf("turn of launch %d (trace %s): %d verdicts, want 1", k, id, len(vs))
+		}
+	}
+	held := 0
+	for _, line := range strings.Split(f.joins[1].Output(), "\n") {
+		if i := strings.Index(line, `"held": `); i >= 0 && strings.Contains(line, "took over partition") {
+			n, _ := strconv.Atoi(strings.TrimRight(strings.Fields(line[i+len(`"held": `):])[0], ","))
+			held += n
+		}
+	}
+	if held == 0 {
+		t.Fatal("the surviving join gateway held nothing again: the killed one held nothing, and the run proves nothing")
+	}
+	t.Logf("the surviving join gateway held %d of the killed one's traces again, read back on the heartbeats alone", held)
+}

@@ -401,6 +401,38 @@ func (p *verdictProcessor) readBackLaunchLocked(v []byte, part int32, n *handove
 	}
 }
 
+// heartbeatLoop writes the heartbeats until the sweep stops.
+func (p *verdictProcessor) heartbeatLoop(every time.Duration) {
+	defer close(p.heartbeatDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopSweep:
+			return
+		case <-t.C:
+			_ = p.heartbeat(context.Background())
+		}
+	}
+}
+
+// heartbeat writes a record of no content on each partition of the input
+// topic. Its owner, whoever that is now, reads the record as any other:
+// a partition it has not read since it started, the first of a partition
+// taken over, makes it read back what the last owner held, though no
+// record of data comes to the partition again.
+func (p *verdictProcessor) heartbeat(ctx context.Context) error {
+	_, err := p.handover.log.Heartbeat(ctx)
+	if err != nil {
+		p.tel.storageError(ctx, opHeartbeat, 1)
+		if p.storageErrLog.Allow() {
+			p.logger.Warn("verdict processor: writing the heartbeats failed; what a moved partition held waits for its next record",
+				zap.String("input", p.cfg.Changelog.Input), zap.Error(err))
+		}
+	}
+	return err
+}
+
 // ownershipCheck is how often a gateway holding traces for partitions
 // looks whether another took one over.
 const ownershipCheck = time.Second

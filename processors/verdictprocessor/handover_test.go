@@ -4,8 +4,10 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -18,15 +20,20 @@ import (
 )
 
 // changelogCluster is an in-process cluster with a changelog topic of 6
-// partitions, closed when the test ends.
-func changelogCluster(t *testing.T, topic string) changelog.Config {
+// partitions and, if named, the input topic the gateways read, of as
+// many, closed when the test ends.
+func changelogCluster(t *testing.T, topic string, input ...string) changelog.Config {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, topic))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, append([]string{topic}, input...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return changelog.Config{Brokers: c.ListenAddrs(), Topic: topic}
+	cl := changelog.Config{Brokers: c.ListenAddrs(), Topic: topic}
+	if len(input) > 0 {
+		cl.Input = input[0]
+	}
+	return cl
 }
 
 // handoverHarness is a started decide stage with storage under dir and its
@@ -304,4 +311,92 @@ func FuzzChangelogKey(f *testing.F) {
 		}
 		_, _, _, _ = parseChangelogKey(raw)
 	})
+}
+
+// TestAQuietPartitionIsReadBack: join gateway A holds a phone's half from
+// partition 2 of the spans topic, waiting for its take, and is killed;
+// the partition moves to gateway B and no record of it comes again (the
+// last turn of a trip). Gateway B's heartbeat reaches the partition's
+// owner, itself: at that record it reads the changelog back, holds the
+// half again, and sends the turn on at its wait, forced. Without the
+// heartbeat B never learns the partition held anything.
+func TestAQuietPartitionIsReadBack(t *testing.T) {
+	cl := changelogCluster(t, "join", "spans")
+	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, new(consumertest.TracesSink))
+	fromRecord(a, 2, produceInput(t, cl, 2), sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
+	if a.p.held.Len() != 1 {
+		t.Fatalf("gateway A holds %d traces, want the phone half waiting for its take", a.p.held.Len())
+	}
+	// A is killed: the group committed its record; B reads on from offset 1.
+	joined := new(consumertest.TracesSink)
+	b := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, joined)
+	if err := b.p.heartbeat(context.Background()); err != nil {
+		t.Fatalf("heartbeat: %v", err)
+	}
+	records := readInput(t, cl, 2, 1)
+	if len(records) != 1 {
+		t.Fatalf("partition 2 of the input holds %d records past offset 1, want B's heartbeat", len(records))
+	}
+	for _, off := range records {
+		fromRecord(b, 2, off, ptrace.NewTraces())
+	}
+	b.now = b.now.Add(b.p.cfg.Wait)
+	b.p.sweep(context.Background())
+	b.drainSink()
+	turns := 0
+	for _, td := range joined.AllTraces() {
+		for _, s := range verdict.Spans(td) {
+			if s.Name() == "voice.turn" {
+				turns++
+			}
+		}
+	}
+	if turns != 1 {
+		t.Errorf("gateway B sent on %d turns, want the half A held, forced at its wait", turns)
+	}
+	if n := b.counter("otelcol_processor_verdict_takeovers")[""]; n != 1 {
+		t.Errorf("gateway B counted %d takeovers, want 1", n)
+	}
+}
+
+// produceInput writes a record on partition part of cl's input topic, for
+// the offset a test hands its traces at, and returns that offset.
+func produceInput(t *testing.T, cl changelog.Config, part int32) int64 {
+	t.Helper()
+	c, err := kgo.NewClient(kgo.SeedBrokers(cl.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, err := c.ProduceSync(context.Background(), &kgo.Record{Topic: cl.Input, Partition: part, Value: []byte("a record")}).First()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Offset
+}
+
+// readInput reads partition part of cl's input topic from offset from to
+// its end, and returns the records' offsets.
+func readInput(t *testing.T, cl changelog.Config, part int32, from int64) []int64 {
+	t.Helper()
+	c, err := kgo.NewClient(kgo.SeedBrokers(cl.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cl.Input: {part: kgo.NewOffset().At(from)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var offs []int64
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		fs := c.PollFetches(ctx)
+		cancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			offs = append(offs, r.Offset)
+			n++
+		})
+		if n == 0 {
+			return offs
+		}
+	}
 }

@@ -82,6 +82,7 @@ type verdictProcessor struct {
 	sweepInterval time.Duration
 	stopSweep     chan struct{}
 	sweepDone     chan struct{}
+	heartbeatDone chan struct{} // nil without heartbeats
 	refusedLog    logLimiter
 	storageErrLog logLimiter
 }
@@ -168,6 +169,10 @@ func (p *verdictProcessor) Start(ctx context.Context, host component.Host) error
 	}
 	p.stopSweep, p.sweepDone = make(chan struct{}), make(chan struct{})
 	go p.sweepLoop()
+	if p.handover != nil && p.cfg.Changelog.Input != "" {
+		p.heartbeatDone = make(chan struct{})
+		go p.heartbeatLoop(p.cfg.Changelog.HeartbeatEvery())
+	}
 	return nil
 }
 
@@ -199,6 +204,10 @@ func (p *verdictProcessor) Shutdown(ctx context.Context) error {
 	if p.stopSweep != nil {
 		close(p.stopSweep)
 		<-p.sweepDone
+		if p.heartbeatDone != nil {
+			<-p.heartbeatDone
+			p.heartbeatDone = nil
+		}
 		p.stopSweep = nil
 	}
 	defer p.tel.shutdown()
@@ -219,7 +228,9 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	obs := getObservations()
 	defer putObservations(obs)
 	obs.read(td)
-	if p.handover != nil && len(obs.list) > 0 {
+	// Any record of a partition, a heartbeat with no data included, may
+	// be the first of a partition taken over.
+	if p.handover != nil {
 		if err := p.takeOverIfMoved(ctx, td); err != nil {
 			return err
 		}

@@ -20,6 +20,8 @@ const (
 	// opTakeover is a partition's changelog read back (a failed changelog
 	// write fails its commit, counted as one).
 	opTakeover = "takeover"
+	// opHeartbeat is the heartbeats written on the input's partitions.
+	opHeartbeat = "heartbeat"
 )
 
 // telemetry is the processor's own metrics (metadata.yaml). The counts a
@@ -49,7 +51,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	attr := func(key, value string) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(attribute.String(key, value)))
 	}
-	for _, o := range []string{opRestore, opCommit, opClose, opTakeover} {
+	for _, o := range []string{opRestore, opCommit, opClose, opTakeover, opHeartbeat} {
 		t.opAttrs[o] = attr(metadata.AttributeOperation, o)
 	}
 	return t, nil

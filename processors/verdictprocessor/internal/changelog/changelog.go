@@ -34,12 +34,42 @@ type Config struct {
 	// Topic is the changelog topic: as many partitions as the input topic,
 	// compacted (cleanup.policy=compact).
 	Topic string `mapstructure:"topic"`
+	// Input is the topic the owner reads its records from (the spans or
+	// the turns topic). With it, the owner writes a heartbeat, a record of
+	// no content, on each of the input's partitions every Heartbeat: a
+	// partition that moved after its last record still gets one, and
+	// whoever owns it reads back what the last owner held there and
+	// decides it (a gateway killed at the last turn of a trip). Empty:
+	// what a partition held waits for the partition's next record.
+	Input string `mapstructure:"input_topic"`
+	// Heartbeat is how often the heartbeats are written; 0 is
+	// DefaultHeartbeat.
+	Heartbeat time.Duration `mapstructure:"heartbeat"`
+}
+
+// DefaultHeartbeat is how often an owner writes its heartbeats when
+// Heartbeat is not set: what a moved partition held is decided at most
+// this long after the move, plus the group's rebalance
+// (docs/decisions/0318-a-heartbeat-on-every-partition.md).
+const DefaultHeartbeat = 5 * time.Second
+
+// HeartbeatHeader names a heartbeat record, for a person reading the
+// input topic; a consumer reads the record as no data.
+const HeartbeatHeader = "percause.heartbeat"
+
+// HeartbeatEvery is Heartbeat, or DefaultHeartbeat when it is not set.
+func (c *Config) HeartbeatEvery() time.Duration {
+	if c.Heartbeat > 0 {
+		return c.Heartbeat
+	}
+	return DefaultHeartbeat
 }
 
 // Errors Validate wraps.
 var (
 	ErrNoBrokers = errors.New("changelog: brokers must name at least one broker")
 	ErrNoTopic   = errors.New("changelog: topic must be set")
+	ErrHeartbeat = errors.New("changelog: heartbeat must not be negative")
 )
 
 // Validate checks the configuration.
@@ -50,6 +80,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Topic == "" {
 		errs = errors.Join(errs, ErrNoTopic)
+	}
+	if c.Heartbeat < 0 {
+		errs = errors.Join(errs, fmt.Errorf("%w: %s", ErrHeartbeat, c.Heartbeat))
 	}
 	return errs
 }
@@ -193,6 +226,34 @@ func (l *Log) Moved(ctx context.Context, partitions []int32) ([]int32, error) {
 		}
 	}
 	return moved, nil
+}
+
+// Heartbeat writes a record of no content on each partition of the input
+// topic and returns how many it wrote; without an input topic it writes
+// none.
+func (l *Log) Heartbeat(ctx context.Context) (int, error) {
+	if l.cfg.Input == "" {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	topics, err := kadm.NewClient(l.cl).ListTopics(ctx, l.cfg.Input)
+	if err == nil {
+		err = topics.Error()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("heartbeat on %s: its partitions: %w", l.cfg.Input, err)
+	}
+	parts := topics[l.cfg.Input].Partitions.Numbers()
+	records := make([]*kgo.Record, len(parts))
+	for i, p := range parts {
+		records[i] = &kgo.Record{Topic: l.cfg.Input, Partition: p, Value: []byte{},
+			Headers: []kgo.RecordHeader{{Key: HeartbeatHeader}}}
+	}
+	if err := l.cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
+		return 0, fmt.Errorf("heartbeat on %s: %w", l.cfg.Input, err)
+	}
+	return len(records), nil
 }
 
 // Failed marks a batch whose Write failed dirty again.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func cluster(t *testing.T) (*kfake.Cluster, Config) {
@@ -105,6 +107,12 @@ func TestValidate(t *testing.T) {
 	if err := (&Config{Brokers: []string{"b:9092"}, Topic: "t"}).Validate(); err != nil {
 		t.Error(err)
 	}
+	if err := (&Config{Brokers: []string{"b:9092"}, Topic: "t", Heartbeat: -time.Second}).Validate(); !errors.Is(err, ErrHeartbeat) {
+		t.Errorf("negative heartbeat: %v", err)
+	}
+	if got := (&Config{}).HeartbeatEvery(); got != DefaultHeartbeat {
+		t.Errorf("heartbeat unset: every %s, want %s", got, DefaultHeartbeat)
+	}
 }
 
 // BenchmarkReadBack is a takeover's read: one partition holding n
@@ -182,5 +190,66 @@ func TestMovedSeesAnotherOwnersWriting(t *testing.T) {
 	}
 	if moved, _ := a.Moved(context.Background(), []int32{1}); len(moved) != 0 {
 		t.Errorf("a move was told twice: %v", moved)
+	}
+}
+
+// TestHeartbeatWritesOnEveryInputPartition: a heartbeat is one record of
+// no content, named by its header, on each partition of the input topic;
+// without an input topic none is written.
+func TestHeartbeatWritesOnEveryInputPartition(t *testing.T) {
+	c, cfg := cluster(t)
+	if n, err := open(t, cfg).Heartbeat(context.Background()); n != 0 || err != nil {
+		t.Fatalf("no input topic: %d heartbeats, %v", n, err)
+	}
+	if err := c.CreateTopic("turns", 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Input = "turns"
+	n, err := open(t, cfg).Heartbeat(context.Background())
+	if err != nil || n != 4 {
+		t.Fatalf("%d heartbeats, %v; want 4", n, err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ConsumeTopics("turns"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	parts := map[int32]bool{}
+	for len(parts) < 4 && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if len(r.Value) != 0 || len(r.Headers) != 1 || r.Headers[0].Key != HeartbeatHeader {
+				t.Errorf("partition %d: value %q, headers %v", r.Partition, r.Value, r.Headers)
+			}
+			if parts[r.Partition] {
+				t.Errorf("partition %d: two heartbeats", r.Partition)
+			}
+			parts[r.Partition] = true
+		})
+	}
+	if len(parts) != 4 {
+		t.Errorf("heartbeats read on %d partitions, want 4", len(parts))
+	}
+}
+
+// BenchmarkHeartbeat is one round of heartbeats on an input topic of 6
+// partitions, the fleet test's: what a gateway spends every heartbeat.
+func BenchmarkHeartbeat(b *testing.B) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, "launches", "turns"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	l, err := Open(Config{Brokers: c.ListenAddrs(), Topic: "launches", Input: "turns"}, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for b.Loop() {
+		if n, err := l.Heartbeat(context.Background()); err != nil || n != 6 {
+			b.Fatalf("%d heartbeats, %v", n, err)
+		}
 	}
 }
