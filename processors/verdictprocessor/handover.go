@@ -437,28 +437,18 @@ func (p *verdictProcessor) heartbeat(ctx context.Context) error {
 // looks whether another took one over.
 const ownershipCheck = time.Second
 
-// letGoOfMovedPartitions lets go of the traces held for partitions
+// letGoOfMovedPartitions lets go of the traces held for those of parts
 // another gateway took over while this one lived (a rebalance, a
 // scale-up): the new owner read them back from the changelog and decides
 // them, so this one must not (decision 0317). They go without a verdict,
 // counted as dropped (moved), and without a word to the changelog, which
 // the new owner reads; a later record of such a partition is a takeover
 // again.
-func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context) {
-	h := p.handover
-	p.mu.Lock()
-	seen := map[int32]bool{}
-	var parts []int32
-	for _, part := range h.tracePart {
-		if !seen[part] {
-			seen[part] = true
-			parts = append(parts, part)
-		}
-	}
-	p.mu.Unlock()
+func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []int32) {
 	if len(parts) == 0 {
 		return
 	}
+	h := p.handover
 	// Under the takeovers' lock: a record of a partition found moved here
 	// must find it unseen (h.last let go), not its end known no more.
 	h.takeovers.Lock()
@@ -489,6 +479,72 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context) {
 	}
 	p.logger.Info("verdict processor: partitions taken over by another gateway; what was held for them is let go",
 		zap.Int32s("partitions", moved), zap.Int64("traces", -out.pendingDelta))
+}
+
+// letGoOfMovedHeld is the look once a second: letGoOfMovedPartitions on
+// every partition a held trace came from.
+func (p *verdictProcessor) letGoOfMovedHeld(ctx context.Context) {
+	p.mu.Lock()
+	parts := p.partitionsLocked(func(*pending.Entry) bool { return true })
+	p.mu.Unlock()
+	p.letGoOfMovedPartitions(ctx, parts)
+}
+
+// lookBeforeDecidingLocked makes sure a sweep at now neither decides a
+// trace nor sends its refused verdict again for a partition another
+// gateway took over since the last look (once a second): that one read
+// the trace back and decides it (decision 0318). It finds the traces the
+// sweep would act on and, when one would be decided, looks at their
+// partitions, the lock let go meanwhile; it returns the sweep's walk over
+// those of them still held, oldest first.
+func (p *verdictProcessor) lookBeforeDecidingLocked(ctx context.Context, now time.Time) func(func(*pending.Entry)) {
+	surplus := p.held.Len() > p.cfg.MaxPending // the sweep decides the oldest
+	var due []*pending.Entry
+	seen := map[int32]bool{}
+	var parts []int32
+	p.held.Each(func(e *pending.Entry) {
+		if e.Delivery.Sending || now.Before(e.Delivery.RetryAt) {
+			return
+		}
+		act, _ := p.dueLocked(e, now)
+		if act == sweepNothing && !surplus {
+			return
+		}
+		due = append(due, e)
+		if part, ok := p.handover.tracePart[e.ID]; ok && (act == sweepDecide || surplus) && !seen[part] {
+			seen[part] = true
+			parts = append(parts, part)
+		}
+	})
+	if len(parts) > 0 {
+		p.mu.Unlock()
+		p.letGoOfMovedPartitions(ctx, parts)
+		p.mu.Lock()
+	}
+	return func(fn func(*pending.Entry)) {
+		for _, e := range due {
+			if p.held.Get(e.ID) == e {
+				fn(e)
+			}
+		}
+	}
+}
+
+// partitionsLocked is every partition a trace came from whose held entry
+// (nil when none is held) want chooses.
+func (p *verdictProcessor) partitionsLocked(want func(*pending.Entry) bool) []int32 {
+	seen := map[int32]bool{}
+	var parts []int32
+	for id, part := range p.handover.tracePart {
+		if seen[part] {
+			continue
+		}
+		if want(p.held.Get(id)) {
+			seen[part] = true
+			parts = append(parts, part)
+		}
+	}
+	return parts
 }
 
 // releasePartitionsLocked lets go of the traces held for the partitions

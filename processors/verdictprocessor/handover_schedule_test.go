@@ -85,6 +85,7 @@ var keptHandover = []struct {
 	{24, "a partition came back to a gateway at the offset after its last, from an owner that accepted a record and never committed its mark: no takeover, the record decided twice", false},
 	{32, "a gateway killed while holding refused verdicts, started again on its storage, sent them again, though the partitions' new owners had decided their turns", false},
 	{301, "a verdict refused before the partition moved away was sent again after it came back, though the owner in between had decided its turn", false},
+	{46, "a sweep before the gateway's look (once a second) decided a turn whose partition another gateway had taken over and decided: two verdicts (docs/decisions/0318)", true},
 	{19, "a partition moved after its last record while its owner held a launch's turns (the first turn lost, the rest waiting): no record came, nobody read the changelog back, turn 3 never got a verdict (docs/decisions/0318)", true},
 }
 
@@ -371,8 +372,11 @@ func (s *handoverSchedule) step(n int) {
 		s.move(n, rng.IntN(len(s.parts)), len(s.gateways)-1, "a gateway added")
 	case k < 95:
 		d := time.Duration(200+rng.IntN(9800)) * time.Millisecond
-		s.event("step %d: %s pass; a sweep", n, d)
-		s.sweep(d)
+		// A gateway looks which of its partitions moved once a second, and
+		// sweeps more often: one time in two the sweep comes first.
+		look := s.more.IntN(2) == 0
+		s.event("step %d: %s pass; a sweep (the looks first: %v)", n, d, look)
+		s.sweep(d, look)
 		// Time passing, a living gateway may write its heartbeats (chosen
 		// by the second source: the kept schedules' steps stay theirs).
 		if live := s.living(); s.more.IntN(3) == 0 {
@@ -483,14 +487,16 @@ func (s *handoverSchedule) reassign(n, from int, why string) {
 }
 
 // sweep lets d pass on every living gateway's clock; each checks what it
-// still owns, then sweeps.
-func (s *handoverSchedule) sweep(d time.Duration) {
+// still owns when look says so, then sweeps.
+func (s *handoverSchedule) sweep(d time.Duration, look bool) {
 	for _, g := range s.gateways {
 		g.h.now = g.h.now.Add(d)
 	}
 	for _, i := range s.living() {
 		g := s.gateways[i]
-		g.h.p.letGoOfMovedPartitions(context.Background())
+		if look {
+			g.h.p.letGoOfMovedHeld(context.Background())
+		}
 		g.h.p.sweep(context.Background())
 		g.h.drainSink()
 	}
@@ -521,7 +527,7 @@ func (s *handoverSchedule) recover() {
 				}
 			}
 		}
-		s.sweep(10 * time.Second)
+		s.sweep(10*time.Second, true)
 		held := 0
 		for _, i := range s.living() {
 			held += s.gateways[i].h.p.held.Len()

@@ -22,7 +22,7 @@ import (
 // changelogCluster is an in-process cluster with a changelog topic of 6
 // partitions and, if named, the input topic the gateways read, of as
 // many, closed when the test ends.
-func changelogCluster(t *testing.T, topic string, input ...string) changelog.Config {
+func changelogCluster(t testing.TB, topic string, input ...string) changelog.Config {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(6, append([]string{topic}, input...)...))
 	if err != nil {
@@ -38,14 +38,14 @@ func changelogCluster(t *testing.T, topic string, input ...string) changelog.Con
 
 // handoverHarness is a started decide stage with storage under dir and its
 // launches' changelog on cl.
-func handoverHarness(t *testing.T, dir string, cl changelog.Config) *harness {
+func handoverHarness(t testing.TB, dir string, cl changelog.Config) *harness {
 	t.Helper()
 	return handoverHarnessOf(t, dir, cl, EmitVerdicts, nil)
 }
 
 // handoverHarnessOf is handoverHarness with emit, sending on to next (nil:
 // the harness's sink).
-func handoverHarnessOf(t *testing.T, dir string, cl changelog.Config, emit string, next *consumertest.TracesSink) *harness {
+func handoverHarnessOf(t testing.TB, dir string, cl changelog.Config, emit string, next *consumertest.TracesSink) *harness {
 	t.Helper()
 	host := newStorageHost(t, dir)
 	cfg := createDefaultConfig().(*Config)
@@ -172,14 +172,14 @@ func TestALostPartitionsHeldTracesAreLetGo(t *testing.T) {
 	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromA)
 	fromRecord(a, 2, 0, sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
 	fromRecord(a, 2, 1, sdk(2, underrun(1, 1, 0.9, nil), turn(nil)))
-	a.p.letGoOfMovedPartitions(context.Background())
+	a.p.letGoOfMovedHeld(context.Background())
 	if a.p.held.Len() != 2 {
 		t.Fatalf("gateway A let go of what it holds with partition 2 still its own: %d held", a.p.held.Len())
 	}
 
 	b := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromB)
 	fromRecord(b, 2, 2, sdk(1, take("t1", 2.0, nil)))
-	a.p.letGoOfMovedPartitions(context.Background())
+	a.p.letGoOfMovedHeld(context.Background())
 	if a.p.held.Len() != 0 {
 		t.Errorf("gateway A still holds %d traces of the partition B took over", a.p.held.Len())
 	}
@@ -399,4 +399,47 @@ func readInput(t *testing.T, cl changelog.Config, part int32, from int64) []int6
 			return offs
 		}
 	}
+}
+
+// BenchmarkSweepLook is what a sweep adds on a gateway reading Kafka
+// (decision 0318): a sweep over 10,000 held phone halves on 6 partitions,
+// none of them due (the common sweep), with the scan for the partitions
+// of the traces it would decide and without, and the look at the
+// changelog's ends when some are.
+func BenchmarkSweepLook(b *testing.B) {
+	h := handoverHarnessOf(b, b.TempDir(), changelogCluster(b, "launches"), EmitTurns, nil)
+	const held = 10000
+	for i := range held {
+		td := sdk(byte(i), underrun(1, 1, 0.4, nil))
+		id := traceID(byte(i))
+		id[8], id[9] = byte(i>>8), byte(i>>16)
+		setTrace(td, id)
+		fromRecord(h, int32(i%6), int64(i/6), td)
+	}
+	if n := h.p.held.Len(); n != held {
+		b.Fatalf("%d held, want %d", n, held)
+	}
+	for _, look := range []bool{true, false} {
+		name := "sweep"
+		if look {
+			name = "sweep+scan"
+		}
+		b.Run(name, func(b *testing.B) {
+			if !look {
+				defer func(hv *handover) { h.p.handover = hv }(h.p.handover)
+				h.p.handover = nil // the sweep of a gateway not on Kafka
+			}
+			for b.Loop() {
+				h.p.sweep(context.Background())
+			}
+			if n := h.p.held.Len(); n != held {
+				b.Fatalf("%d held after the sweeps, want %d", n, held)
+			}
+		})
+	}
+	b.Run("look", func(b *testing.B) {
+		for b.Loop() {
+			h.p.letGoOfMovedPartitions(context.Background(), []int32{0, 1, 2, 3, 4, 5})
+		}
+	})
 }

@@ -188,7 +188,7 @@ func (p *verdictProcessor) sweepLoop() {
 		case <-t.C:
 			if p.handover != nil && time.Since(checked) >= ownershipCheck {
 				checked = time.Now()
-				p.letGoOfMovedPartitions(context.Background())
+				p.letGoOfMovedHeld(context.Background())
 			}
 			p.sweep(context.Background())
 		}

@@ -14,7 +14,7 @@ import (
 // storageHost is a host with one file_storage extension on a folder.
 type storageHost = storagetest.Host
 
-func newStorageHost(t *testing.T, dir string) *storageHost { return storagetest.FileStorage(t, dir) }
+func newStorageHost(t testing.TB, dir string) *storageHost { return storagetest.FileStorage(t, dir) }
 
 // storedHarness is a started harness whose processor keeps its state in
 // file_storage under dir.

@@ -15,11 +15,15 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	var out tally
 	var ds []decision
 	p.mu.Lock()
+	each := p.held.Each
+	if p.handover != nil {
+		each = p.lookBeforeDecidingLocked(ctx, now)
+	}
 	// More held than max_pending (restored under a smaller limit): the
 	// oldest are decided now, and stay held until their verdict is accepted.
 	surplus := p.held.Len() - p.cfg.MaxPending
 	p.expireLaunchesLocked(now, &out)
-	p.held.Each(func(e *pending.Entry) {
+	each(func(e *pending.Entry) {
 		if e.Delivery.Sending || now.Before(e.Delivery.RetryAt) {
 			return
 		}
@@ -48,36 +52,58 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	}
 }
 
+// sweepAction is what a sweep does with one held trace.
+type sweepAction int
+
+const (
+	sweepNothing sweepAction = iota // its time has not come
+	sweepDrop                       // aged out without its turn
+	sweepDecide                     // decided now, forced as dueLocked says
+)
+
 // sweepOneLocked decides one held trace whose time has come, or drops it
 // when it aged out without its turn.
 func (p *verdictProcessor) sweepOneLocked(e *pending.Entry, now time.Time, out *tally) (decision, bool) {
+	switch act, forced := p.dueLocked(e, now); act {
+	case sweepDrop:
+		p.releaseLocked(e, out)
+		out.inc(&out.dropped, dropNoTurn)
+	case sweepDecide:
+		return p.decideLocked(e, forced, out), true
+	}
+	return decision{}, false
+}
+
+// dueLocked is what a sweep at now does with a held trace, without doing
+// it: the sweep acts on it, and a gateway on Kafka first looks whether
+// the trace's partition moved (lookBeforeDecidingLocked).
+func (p *verdictProcessor) dueLocked(e *pending.Entry, now time.Time) (sweepAction, verdict.Forced) {
 	aged := now.Sub(e.Created) >= p.cfg.MaxAge
 	switch {
 	case e.Turn == nil:
 		if aged {
-			p.releaseLocked(e, out)
-			out.inc(&out.dropped, dropNoTurn)
+			return sweepDrop, verdict.Forced{}
 		}
-		return decision{}, false
+		return sweepNothing, verdict.Forced{}
 	case e.Delivery.Refusals > 0:
-		return p.decideLocked(e, e.Delivery.Forced, out), true
+		return sweepDecide, e.Delivery.Forced
 	case p.decidable(e):
-		return p.decideLocked(e, verdict.Forced{}, out), true
+		return sweepDecide, verdict.Forced{}
 	case p.quietAndWhole(e, now):
 		// Everything of its own trace came; what it may still wait for is
 		// its launch's previous turn, history_wait from its arrival (a phone
 		// retrying that turn's refused batch sends it late). Nothing more
 		// of its own comes, so it is not forced when decided without it.
 		if aged || now.Sub(e.TurnAt) >= p.cfg.HistoryWait || p.previousKnown(e) {
-			return p.decideLocked(e, verdict.Forced{}, out), true
+			return sweepDecide, verdict.Forced{}
 		}
-		return decision{}, false
+		return sweepNothing, verdict.Forced{}
 	case now.Sub(e.TurnAt) >= p.cfg.Wait:
-		return p.decideLocked(e, p.forced(verdict.ForcedWait), out), true
+		return sweepDecide, p.forced(verdict.ForcedWait)
 	case aged:
-		return p.decideLocked(e, p.forced(verdict.ForcedMaxAge), out), true
+		return sweepDecide, p.forced(verdict.ForcedMaxAge)
 	}
-	return decision{}, false
+	return sweepNothing, verdict.Forced{}
 }
 
 // quietAndWhole reports whether everything of the turn's own trace has
