@@ -163,9 +163,9 @@ func (p *verdictProcessor) acceptedLocked(d *decision, now time.Time, out *tally
 		p.endFlightLocked(e.ID)
 	}
 	e.Delivery.Sending = false
+	p.decidedForHandoverLocked(e, now)
 	p.releaseLocked(e, out)
 	p.held.MarkDecided(e.ID)
-	p.decidedForHandoverLocked(e)
 	if other := p.held.Get(e.ID); other != nil && other != e && !other.Delivery.Sending {
 		// A trace of the same ID held meanwhile (a restart's, a
 		// duplicate's) is this one: it yields no second verdict.

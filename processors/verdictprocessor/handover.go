@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -56,6 +57,23 @@ type handover struct {
 	// and each held trace's spans come on.
 	launchPart map[launches.Key]int32
 	tracePart  map[pcommon.TraceID]int32
+	// sent is a join's traces sent on in the last max_age, each with its
+	// partition, and sentOrder the order they were, oldest first: each is
+	// in the changelog, so a half of one read again after its partition
+	// moved is not held alone and sent on again (decision 0320). A mark
+	// leaves the changelog when it leaves sent.
+	sent      map[pcommon.TraceID]sentMark
+	sentOrder []sentAt
+}
+
+type sentMark struct {
+	part int32
+	at   time.Time
+}
+
+type sentAt struct {
+	id pcommon.TraceID
+	at time.Time
 }
 
 // openHandover connects the changelog's producer and hears what changes
@@ -66,7 +84,8 @@ func (p *verdictProcessor) openHandover() error {
 		return fmt.Errorf("verdict processor: %w", err)
 	}
 	p.handover = &handover{log: l, last: map[int32]int64{},
-		launchPart: map[launches.Key]int32{}, tracePart: map[pcommon.TraceID]int32{}}
+		launchPart: map[launches.Key]int32{}, tracePart: map[pcommon.TraceID]int32{},
+		sent: map[pcommon.TraceID]sentMark{}}
 	p.held.ReportTo(heldChanges{Changes: p.state, p: p})
 	if p.launches != nil {
 		p.launches.ReportTo(launchChanges{Changes: p.state, p: p})
@@ -99,45 +118,65 @@ func (p *verdictProcessor) letGoOfRestoredHeld(ctx context.Context) {
 }
 
 // A changelog key names what it keeps: a held trace ("t" and its ID in
-// hex) or a launch ("l" and its two IDs quoted, so no two launches share
-// one).
+// hex), a trace a join sent on ("s" and its ID in hex) or a launch ("l"
+// and its two IDs quoted, so no two launches share one).
 const (
 	keyHeldTrace = 't'
+	keySentTrace = 's'
 	keyLaunch    = 'l'
 )
 
+// changelogKeyKind is what a changelog key names.
+type changelogKeyKind int
+
+const (
+	keyUnreadable changelogKeyKind = iota
+	keyIsHeld
+	keyIsSent
+	keyIsLaunch
+)
+
 func traceChangelogKey(id pcommon.TraceID) string { return string(keyHeldTrace) + id.String() }
+
+func sentChangelogKey(id pcommon.TraceID) string { return string(keySentTrace) + id.String() }
 
 func launchChangelogKey(k launches.Key) string {
 	return string(keyLaunch) + strconv.Quote(k.Installation) + strconv.Quote(k.Instance)
 }
 
-// parseChangelogKey reads a key back: a trace's, or a launch's.
-func parseChangelogKey(key string) (id pcommon.TraceID, k launches.Key, isTrace, ok bool) {
+// parseChangelogKey reads a key back: a held trace's, a sent trace's, or
+// a launch's.
+func parseChangelogKey(key string) (id pcommon.TraceID, k launches.Key, kind changelogKeyKind) {
 	if len(key) == 0 {
-		return id, k, false, false
+		return id, k, keyUnreadable
 	}
 	switch key[0] {
-	case keyHeldTrace:
+	case keyHeldTrace, keySentTrace:
 		b, err := hex.DecodeString(key[1:])
 		if err != nil || len(b) != len(id) {
-			return id, k, false, false
+			return id, k, keyUnreadable
 		}
 		copy(id[:], b)
-		return id, k, true, true
+		if key[0] == keySentTrace {
+			return id, k, keyIsSent
+		}
+		return id, k, keyIsHeld
 	case keyLaunch:
 		rest := key[1:]
 		inst, err := strconv.QuotedPrefix(rest)
 		if err != nil {
-			return id, k, false, false
+			return id, k, keyUnreadable
 		}
 		instance := rest[len(inst):]
 		var err1, err2 error
 		k.Installation, err1 = strconv.Unquote(inst)
 		k.Instance, err2 = strconv.Unquote(instance)
-		return id, k, false, err1 == nil && err2 == nil
+		if err1 != nil || err2 != nil {
+			return id, k, keyUnreadable
+		}
+		return id, k, keyIsLaunch
 	}
-	return id, k, false, false
+	return id, k, keyUnreadable
 }
 
 // markLaunchLocked says launch k changed: the next commit writes it, on
@@ -192,16 +231,56 @@ func (c launchChanges) LaunchForgotten(k launches.Key) {
 	delete(c.p.handover.launchPart, k)
 }
 
-// decidedForHandoverLocked marks the launch of a trace whose decision was
-// accepted: the changelog says which of its turns were decided. Without
-// a changelog it costs a nil check on the acceptance path.
-func (p *verdictProcessor) decidedForHandoverLocked(e *pending.Entry) {
-	if p.handover == nil {
+// decidedForHandoverLocked marks what the changelog says of a trace whose
+// decision was accepted (before it leaves the held traces): its launch,
+// which says which of its turns were decided, or, for a join, which keeps
+// no launches, the trace as sent on. Without a changelog it costs a nil
+// check on the acceptance path.
+func (p *verdictProcessor) decidedForHandoverLocked(e *pending.Entry, now time.Time) {
+	h := p.handover
+	if h == nil {
+		return
+	}
+	if p.launches == nil {
+		if part, ok := h.tracePart[e.ID]; ok {
+			h.noteSentLocked(e.ID, part, now)
+		}
 		return
 	}
 	if k, ok := p.launchOf(e); ok {
-		p.handover.markLaunchLocked(k)
+		h.markLaunchLocked(k)
 	}
+}
+
+// noteSentLocked keeps trace id as sent on, from partition part: the next
+// commit writes it.
+func (h *handover) noteSentLocked(id pcommon.TraceID, part int32, now time.Time) {
+	h.sent[id] = sentMark{part: part, at: now}
+	h.sentOrder = append(h.sentOrder, sentAt{id: id, at: now})
+	h.log.Mark(part, sentChangelogKey(id))
+}
+
+// forgetSentLocked lets the sent traces older than keep go, and the
+// oldest beyond limit: the next commit takes them out of the changelog.
+// A half of one read again after that is held alone, as a half that came
+// after max_age is.
+func (h *handover) forgetSentLocked(now time.Time, keep time.Duration, limit int) (forgot int) {
+	n := 0
+	for ; n < len(h.sentOrder); n++ {
+		o := h.sentOrder[n]
+		if now.Sub(o.at) < keep && len(h.sent) <= limit {
+			break
+		}
+		if m, ok := h.sent[o.id]; ok && m.at.Equal(o.at) {
+			delete(h.sent, o.id)
+			h.log.Mark(m.part, sentChangelogKey(o.id))
+			forgot++
+		}
+	}
+	if n > 0 {
+		h.sentOrder = slices.Delete(h.sentOrder, 0, n)
+	}
+	return forgot
 }
 
 // prepareLocked takes what was marked for the changelog, each as it
@@ -209,15 +288,17 @@ func (p *verdictProcessor) decidedForHandoverLocked(e *pending.Entry) {
 // kept turns were decided), or nothing, which forgets the key.
 func (h *handover) prepareLocked(p *verdictProcessor) changelog.Batch {
 	return h.log.Prepare(func(key string) []byte {
-		id, k, isTrace, ok := parseChangelogKey(key)
+		id, k, kind := parseChangelogKey(key)
 		switch {
-		case !ok:
-			return nil
-		case isTrace:
+		case kind == keyIsHeld:
 			if e := p.held.Get(id); e != nil {
 				return persist.EncodeHeld(e)
 			}
-		case p.launches != nil:
+		case kind == keyIsSent:
+			if _, ok := h.sent[id]; ok {
+				return sentValue
+			}
+		case kind == keyIsLaunch && p.launches != nil:
 			if l := p.launches.Get(k); l != nil {
 				return encodeHandover(l, p.held.Decided)
 			}
@@ -322,11 +403,20 @@ func (p *verdictProcessor) readBack(ctx context.Context, part int32) error {
 	// The launches first: the turns they name decided are not held again.
 	var traces []pcommon.TraceID
 	for key, v := range values {
-		switch id, _, isTrace, ok := parseChangelogKey(key); {
-		case !ok:
+		switch id, _, kind := parseChangelogKey(key); kind {
+		case keyUnreadable:
 			n.bad++
-		case isTrace:
+		case keyIsHeld:
 			traces = append(traces, id)
+		case keyIsSent:
+			// Sent on by the last owner: a half of it read again is not
+			// held alone. Kept as this gateway's own, so it leaves the
+			// changelog in time.
+			if !p.held.Decided(id) {
+				p.held.MarkDecided(id)
+				n.decided++
+			}
+			p.handover.noteSentLocked(id, part, now)
 		default:
 			p.readBackLaunchLocked(v, part, &n)
 		}
@@ -472,6 +562,13 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []i
 	for part := range gone {
 		delete(h.last, part)
 	}
+	// The new owner read the sent traces back and keeps them; a mark
+	// this one took out later would be a write to a partition not its own.
+	for id, m := range h.sent {
+		if gone[m.part] {
+			delete(h.sent, id)
+		}
+	}
 	p.mu.Unlock()
 	p.tel.record(ctx, &out)
 	if out.pendingDelta != 0 {
@@ -581,6 +678,10 @@ func kafkaRecordOf(ctx context.Context) (int32, int64, bool) {
 	}
 	return int32(part), off, true
 }
+
+// sentValue is the changelog value of a trace a join sent on: what
+// matters is its key.
+var sentValue = []byte{1}
 
 // handoverVersion is the changelog value's version.
 const handoverVersion = 1

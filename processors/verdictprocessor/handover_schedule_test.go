@@ -20,6 +20,7 @@ import (
 
 	"github.com/percause/percause/instr/semconv"
 	"github.com/percause/percause/processors/verdictprocessor/internal/changelog"
+	"github.com/percause/percause/processors/verdictprocessor/internal/pending"
 	"github.com/percause/percause/verdict"
 )
 
@@ -32,7 +33,9 @@ var (
 // Kafka (docs/simulation.md, "The handover's schedules"): launches' turns
 // on the partitions of a turns topic, decide gateways that own them,
 // each with storage of its own and the launches' changelog on an
-// in-process cluster. Each step the seed chooses one of: a record handed
+// in-process cluster. Each seed also runs a join stage: each turn's
+// phone and engine halves on the partition of its trace, join gateways
+// holding a half until the other comes. Each step the seed chooses one of: a record handed
 // to its partition's owner; the owner's next poll starting again from the
 // group's committed offset (records read again); a partition moved to
 // another gateway that lives (a rebalance); a gateway killed or stopped
@@ -42,51 +45,78 @@ var (
 // deliveries. Then the recovery: the refusals stop and every record is
 // handed over until each is accepted. After it, every turn has exactly one
 // verdict across the gateways, living or dead, and each names the cause
-// its launch's history makes: the third turn pool, the fourth state.
+// its launch's history makes: the third turn pool, the fourth state. In
+// the join stage every turn is sent on exactly once, whole.
 func TestHandoverSchedules(t *testing.T) {
 	if *handoverSeed != 0 {
-		st := runHandoverSchedule(t, *handoverSeed, true)
-		t.Log(st)
+		for _, shape := range []scheduleShape{shapeLoseFirst, shapeHalves} {
+			st := runHandoverSchedule(t, *handoverSeed, shape)
+			t.Logf("%s: %s", shape, st)
+		}
 		return
 	}
 	for _, k := range keptHandover {
-		runHandoverSchedule(t, k.seed, k.loseFirst)
+		runHandoverSchedule(t, k.seed, k.shape)
 		if t.Failed() {
-			t.Fatalf("kept schedule %d (%s) failed", k.seed, k.found)
+			t.Fatalf("kept schedule %d (%s, %s) failed", k.seed, k.shape, k.found)
 		}
 	}
 	n := *handoverSchedules
 	if testing.Short() {
 		n = min(n, 8)
 	}
-	var total handoverStats
-	began := time.Now()
-	for seed := uint64(1); seed <= uint64(n); seed++ {
-		st := runHandoverSchedule(t, seed, true)
-		if t.Failed() {
-			t.Fatalf("seed %d failed; replay: go test ./processors/verdictprocessor -run TestHandoverSchedules -handover-seed %d -v", seed, seed)
+	for _, shape := range []scheduleShape{shapeLoseFirst, shapeHalves} {
+		var total handoverStats
+		began := time.Now()
+		for seed := uint64(1); seed <= uint64(n); seed++ {
+			st := runHandoverSchedule(t, seed, shape)
+			if t.Failed() {
+				t.Fatalf("seed %d (%s) failed; replay: go test ./processors/verdictprocessor -run TestHandoverSchedules -handover-seed %d -v", seed, shape, seed)
+			}
+			total.add(st)
 		}
-		total.add(st)
-	}
-	t.Logf("%d handover schedules held in %s: %s", n, time.Since(began).Round(time.Millisecond), total)
-	if total.moves == 0 || total.kills == 0 || total.rereads == 0 || total.restarts == 0 {
-		t.Fatalf("no partition moved (%d), no gateway was killed (%d), nothing was read again (%d) or no gateway started again on its storage (%d): the schedules proved nothing", total.moves, total.kills, total.rereads, total.restarts)
+		t.Logf("%d handover schedules (%s) held in %s: %s", n, shape, time.Since(began).Round(time.Millisecond), total)
+		if total.moves == 0 || total.kills == 0 || total.rereads == 0 || total.restarts == 0 {
+			t.Fatalf("%s: no partition moved (%d), no gateway was killed (%d), nothing was read again (%d) or no gateway started again on its storage (%d): the schedules proved nothing", shape, total.moves, total.kills, total.rereads, total.restarts)
+		}
 	}
 }
 
-// keptHandover are schedules that once failed, replayed in every run.
-// loseFirst is the shape of records the schedule had when it was kept.
+// scheduleShape is what a schedule's records are and which stage reads
+// them.
+type scheduleShape int
+
+const (
+	// shapeWhole: a decide stage's whole turns, every launch's first turn
+	// among them (the schedules kept before launches lost first turns).
+	shapeWhole scheduleShape = iota
+	// shapeLoseFirst: whole turns; a third of the launches lost their
+	// first turn on the way.
+	shapeLoseFirst
+	// shapeHalves: a join stage; each turn's phone and engine halves,
+	// either first, on the partition of its trace.
+	shapeHalves
+)
+
+func (s scheduleShape) String() string {
+	return [...]string{"decide, whole turns", "decide, first turns lost", "join, halves"}[s]
+}
+
+// keptHandover are schedules that once failed, replayed in every run,
+// each in the shape it had when it was kept.
 var keptHandover = []struct {
-	seed      uint64
-	found     string
-	loseFirst bool
+	seed  uint64
+	found string
+	shape scheduleShape
 }{
-	{22, "a launch read back at a takeover lost to the copy the gateway kept from before the partition moved away, when both were last seen at the same time: turns 3 and 4 read none", false},
-	{24, "a partition came back to a gateway at the offset after its last, from an owner that accepted a record and never committed its mark: no takeover, the record decided twice", false},
-	{32, "a gateway killed while holding refused verdicts, started again on its storage, sent them again, though the partitions' new owners had decided their turns", false},
-	{301, "a verdict refused before the partition moved away was sent again after it came back, though the owner in between had decided its turn", false},
-	{46, "a sweep before the gateway's look (once a second) decided a turn whose partition another gateway had taken over and decided: two verdicts (docs/decisions/0318)", true},
-	{19, "a partition moved after its last record while its owner held a launch's turns (the first turn lost, the rest waiting): no record came, nobody read the changelog back, turn 3 never got a verdict (docs/decisions/0318)", true},
+	{22, "a launch read back at a takeover lost to the copy the gateway kept from before the partition moved away, when both were last seen at the same time: turns 3 and 4 read none", shapeWhole},
+	{24, "a partition came back to a gateway at the offset after its last, from an owner that accepted a record and never committed its mark: no takeover, the record decided twice", shapeWhole},
+	{32, "a gateway killed while holding refused verdicts, started again on its storage, sent them again, though the partitions' new owners had decided their turns", shapeWhole},
+	{301, "a verdict refused before the partition moved away was sent again after it came back, though the owner in between had decided its turn", shapeWhole},
+	{46, "a sweep before the gateway's look (once a second) decided a turn whose partition another gateway had taken over and decided: two verdicts (docs/decisions/0319)", shapeLoseFirst},
+	{6, "a join's half read again after its partition moved, its trace sent on by the last owner: held alone until max_age (decision 0320)", shapeHalves},
+	{103, "both halves of a turn read again after its partition moved, the turn sent on by the last owner: sent on twice (decision 0320)", shapeHalves},
+	{19, "a partition moved after its last record while its owner held a launch's turns (the first turn lost, the rest waiting): no record came, nobody read the changelog back, turn 3 never got a verdict (docs/decisions/0318)", shapeLoseFirst},
 }
 
 type handoverStats struct {
@@ -122,18 +152,44 @@ type turnsPartition struct {
 }
 
 // launchRecord is turn turn (0 to 3, as launchTurns) of launch launch,
-// or a gateway's heartbeat (launch -1), a record of no data.
-type launchRecord struct{ launch, turn int }
+// whole or one of its halves, or a gateway's heartbeat (launch -1), a
+// record of no data.
+type launchRecord struct {
+	launch, turn int
+	half         recordHalf
+}
+
+// recordHalf is what of a turn a record carries.
+type recordHalf int
+
+const (
+	wholeTurn  recordHalf = iota // as the join sends it on
+	phoneHalf                    // the phone's: its unit underran, naming the engine's take
+	engineHalf                   // the engine's: the take
+)
 
 var heartbeatRecord = launchRecord{launch: -1}
 
 func (r launchRecord) heartbeat() bool { return r.launch < 0 }
+
+func (r launchRecord) String() string {
+	if r.heartbeat() {
+		return "a heartbeat"
+	}
+	return fmt.Sprintf("launch %d turn %d", r.launch, r.turn+1) + [...]string{"", " (the phone's half)", " (the engine's half)"}[r.half]
+}
 
 func (r launchRecord) trace() byte { return byte(10 + 4*r.launch + r.turn) }
 
 func (r launchRecord) traces() ptrace.Traces {
 	if r.heartbeat() {
 		return ptrace.NewTraces()
+	}
+	switch r.half {
+	case phoneHalf:
+		return sdk(r.trace(), underrun(1, 1, 0.9, nil), turn(nil))
+	case engineHalf:
+		return sdk(r.trace(), take("t1", 2.0, nil))
 	}
 	lt := launchTurns[r.turn]
 	name := "launch-" + strconv.Itoa(r.launch)
@@ -153,6 +209,14 @@ type gateway struct {
 	closed    bool // its storage let go (stopped, or killed and started again)
 	restarted bool // started again as another gateway
 	refuse    int  // its downstream refuses this many deliveries more
+	// sent is what a join gateway sent on: each trace, and whether it was
+	// whole (its turn, its unit and its take), once a delivery.
+	sent []sentTurn
+}
+
+type sentTurn struct {
+	id    pcommon.TraceID
+	whole bool
 }
 
 var errScheduleRefuses = errors.New("the schedule's downstream refuses")
@@ -164,6 +228,7 @@ type handoverSchedule struct {
 	// kept (the heartbeats, the launches that lost their first turn), so a
 	// kept seed's steps stay the ones that found its hole.
 	more     *rand.Rand
+	shape    scheduleShape
 	lost     map[int]bool // the launches whose first turn never came
 	cl       changelog.Config
 	parts    []*turnsPartition
@@ -172,9 +237,8 @@ type handoverSchedule struct {
 	st       handoverStats
 }
 
-// runHandoverSchedule runs schedule seed; with loseFirst, some of its
-// launches lost their first turn on the way.
-func runHandoverSchedule(t *testing.T, seed uint64, loseFirst bool) handoverStats {
+// runHandoverSchedule runs schedule seed in shape.
+func runHandoverSchedule(t *testing.T, seed uint64, shape scheduleShape) handoverStats {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x4a11))
 	nparts := 2 + rng.IntN(3)
@@ -183,7 +247,7 @@ func runHandoverSchedule(t *testing.T, seed uint64, loseFirst bool) handoverStat
 		t.Fatal(err)
 	}
 	defer c.Close()
-	s := &handoverSchedule{t: t, rng: rng, more: rand.New(rand.NewPCG(seed, 0x5b22)), lost: map[int]bool{},
+	s := &handoverSchedule{t: t, rng: rng, more: rand.New(rand.NewPCG(seed, 0x5b22)), shape: shape, lost: map[int]bool{},
 		cl: changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches", Input: "turns"}}
 	defer s.stopAll()
 
@@ -207,13 +271,16 @@ func runHandoverSchedule(t *testing.T, seed uint64, loseFirst bool) handoverStat
 		p.records = append(p.records, launchRecord{launch: l, turn: next[l]})
 		next[l]++
 	}
-	if loseFirst {
+	switch shape {
+	case shapeLoseFirst:
 		for l := range launches {
 			s.lost[l] = s.more.IntN(3) == 0
 		}
 		for _, p := range s.parts {
 			p.records = slices.DeleteFunc(p.records, func(r launchRecord) bool { return r.turn == 0 && s.lost[r.launch] })
 		}
+	case shapeHalves:
+		s.splitIntoHalves()
 	}
 	for range 1 + rng.IntN(3) {
 		s.addGateway("", "")
@@ -221,7 +288,7 @@ func runHandoverSchedule(t *testing.T, seed uint64, loseFirst bool) handoverStat
 	for i, p := range s.parts {
 		p.owner = i % len(s.gateways)
 	}
-	s.event("seed %d: %d launches on %d partitions, %d gateways", seed, launches, nparts, len(s.gateways))
+	s.event("seed %d (%s): %d launches on %d partitions, %d gateways", seed, shape, launches, nparts, len(s.gateways))
 
 	steps := 20 + rng.IntN(60)
 	for n := range steps {
@@ -238,6 +305,29 @@ func runHandoverSchedule(t *testing.T, seed uint64, loseFirst bool) handoverStat
 		s.fail()
 	}
 	return s.st
+}
+
+// splitIntoHalves makes the records a join stage's: each turn its own
+// trace, its phone's and its engine's halves on the partition its trace
+// hashes to, either first, interleaved with the other turns' halves.
+func (s *handoverSchedule) splitIntoHalves() {
+	var turns []launchRecord
+	for _, p := range s.parts {
+		turns = append(turns, p.records...)
+		p.records = nil
+	}
+	halves := make([]launchRecord, 0, 2*len(turns))
+	for _, r := range turns {
+		for _, h := range []recordHalf{phoneHalf, engineHalf} {
+			r.half = h
+			halves = append(halves, r)
+		}
+	}
+	s.more.Shuffle(len(halves), func(i, j int) { halves[i], halves[j] = halves[j], halves[i] })
+	for _, r := range halves {
+		p := s.parts[int(r.trace())%len(s.parts)]
+		p.records = append(p.records, r)
+	}
 }
 
 func (s *handoverSchedule) event(format string, args ...any) {
@@ -260,6 +350,11 @@ func (s *handoverSchedule) addGateway(name, dir string) *gateway {
 	host := newStorageHost(s.t, dir)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
+	if s.shape == shapeHalves {
+		// A join: a phone's half waits for its take however long the
+		// schedule runs, so every turn is sent on whole or not at all.
+		cfg.Emit, cfg.Wait, cfg.MaxAge = EmitTurns, time.Hour, 2*time.Hour
+	}
 	cl := s.cl
 	cfg.Changelog = &cl
 	if err := cfg.Validate(); err != nil {
@@ -273,6 +368,9 @@ func (s *handoverSchedule) addGateway(name, dir string) *gateway {
 			g.refuse--
 			s.st.refused++
 			return errScheduleRefuses
+		}
+		if s.shape == shapeHalves {
+			g.sent = append(g.sent, sentTurns(td)...)
 		}
 		return sink.ConsumeTraces(ctx, td)
 	})
@@ -404,9 +502,8 @@ func (s *handoverSchedule) deliver(n, pi int) {
 	err := g.h.p.ConsumeTraces(ctx, r.traces())
 	g.h.drainSink()
 	s.st.records++
-	what := fmt.Sprintf("launch %d turn %d", r.launch, r.turn+1)
+	what := r.String()
 	if r.heartbeat() {
-		what = "a heartbeat"
 		s.st.heartbeats++
 	}
 	if more := g.h.counter("otelcol_processor_verdict_takeovers")[""] - takeovers; more > 0 {
@@ -536,7 +633,13 @@ func (s *handoverSchedule) recover() {
 			return
 		}
 		if round == 30 {
-			s.t.Errorf("after %d rounds of the recovery, %d records are still refused and %d traces held", round, left, held)
+			var which []string
+			for _, i := range s.living() {
+				s.gateways[i].h.p.held.Each(func(e *pending.Entry) {
+					which = append(which, fmt.Sprintf("%s holds %s (its turn: %v, refusals %d)", s.gateways[i].name, e.ID, e.Turn != nil, e.Delivery.Refusals))
+				})
+			}
+			s.t.Errorf("after %d rounds of the recovery, %d records are still refused and %d traces held: %s", round, left, held, strings.Join(which, "; "))
 			return
 		}
 	}
@@ -544,6 +647,10 @@ func (s *handoverSchedule) recover() {
 
 // check holds the invariants over what every gateway emitted.
 func (s *handoverSchedule) check() {
+	if s.shape == shapeHalves {
+		s.checkJoined()
+		return
+	}
 	got := map[pcommon.TraceID][]string{}
 	for _, g := range s.gateways {
 		for _, v := range g.h.verdicts() {
@@ -589,5 +696,60 @@ func (s *handoverSchedule) stopAll() {
 		if !g.closed {
 			_ = g.host.Ext.Shutdown(context.Background())
 		}
+	}
+}
+
+// sentTurns is each trace of a delivery a join sent on, and whether it
+// was whole: its turn, its unit and its take.
+func sentTurns(td ptrace.Traces) []sentTurn {
+	names := map[pcommon.TraceID]map[string]bool{}
+	var order []pcommon.TraceID
+	for _, span := range verdict.Spans(td) {
+		id := span.TraceID()
+		if names[id] == nil {
+			names[id] = map[string]bool{}
+			order = append(order, id)
+		}
+		names[id][span.Name()] = true
+	}
+	out := make([]sentTurn, len(order))
+	for i, id := range order {
+		n := names[id]
+		out[i] = sentTurn{id: id, whole: n[semconv.SpanVoiceTurn] && n[semconv.SpanVoiceUnit] && n[semconv.SpanTTSTake]}
+	}
+	return out
+}
+
+// checkJoined holds the join stage's invariants: every turn sent on
+// exactly once across the gateways, living or dead, and whole.
+func (s *handoverSchedule) checkJoined() {
+	got := map[pcommon.TraceID][]string{}
+	for _, g := range s.gateways {
+		for _, st := range g.sent {
+			what := g.name + ": whole"
+			if !st.whole {
+				what = g.name + ": not whole"
+			}
+			got[st.id] = append(got[st.id], what)
+		}
+	}
+	for _, p := range s.parts {
+		for _, r := range p.records {
+			if r.half != phoneHalf {
+				continue
+			}
+			id := traceID(r.trace())
+			vs := got[id]
+			delete(got, id)
+			switch {
+			case len(vs) != 1:
+				s.t.Errorf("launch %d turn %d was sent on %d times, want 1: %v", r.launch, r.turn+1, len(vs), vs)
+			case !strings.HasSuffix(vs[0], ": whole"):
+				s.t.Errorf("launch %d turn %d was sent on without all of it: %s", r.launch, r.turn+1, vs[0])
+			}
+		}
+	}
+	for id, vs := range got {
+		s.t.Errorf("trace %s was sent on, which no turn has: %v", id, vs)
 	}
 }

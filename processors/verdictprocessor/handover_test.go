@@ -242,14 +242,20 @@ func FuzzDecodeHandover(f *testing.F) {
 // storage alone and with the changelog beside it, on an in-process
 // cluster over loopback. A record waits for its commit either way; with
 // the changelog the commit waits for every in-sync replica's
-// acknowledgement too.
+// acknowledgement too. The join's runs send the same turns on, whole,
+// as a join stage does.
 func BenchmarkHandover(b *testing.B) {
-	for _, withLog := range []bool{false, true} {
-		name := "storage"
-		if withLog {
-			name = "storage+changelog"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, run := range []struct {
+		name, emit string
+		withLog    bool
+	}{
+		{"storage", EmitVerdicts, false},
+		{"storage+changelog", EmitVerdicts, true},
+		{"join/storage", EmitTurns, false},
+		{"join/storage+changelog", EmitTurns, true},
+	} {
+		withLog := run.withLog
+		b.Run(run.name, func(b *testing.B) {
 			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "launches"))
 			if err != nil {
 				b.Fatal(err)
@@ -257,7 +263,7 @@ func BenchmarkHandover(b *testing.B) {
 			defer c.Close()
 			host := storagetest.FileStorage(b, b.TempDir())
 			cfg := createDefaultConfig().(*Config)
-			cfg.Emit, cfg.Storage = EmitVerdicts, &host.ID
+			cfg.Emit, cfg.Storage = run.emit, &host.ID
 			if withLog {
 				cfg.Changelog = &changelog.Config{Brokers: c.ListenAddrs(), Topic: "launches"}
 			}
@@ -293,23 +299,27 @@ func BenchmarkHandover(b *testing.B) {
 	}
 }
 
-// FuzzChangelogKey: a launch's key reads back as the launch, whatever its
-// IDs hold, and no key, written by anyone, makes the reader panic.
+// FuzzChangelogKey: a launch's key reads back as the launch, a held or a
+// sent trace's as the trace, whatever their IDs hold, and no key, written
+// by anyone, makes the reader panic.
 func FuzzChangelogKey(f *testing.F) {
 	f.Add("install-1", "launch-1", `l"a"b`)
 	f.Add(`quo"te`, "\x00\n", "t00")
 	f.Add("", "", "t0102030405060708090a0b0c0d0e0f10")
+	f.Add("", "", "s0102030405060708090a0b0c0d0e0f10")
 	f.Fuzz(func(t *testing.T, installation, instance, raw string) {
 		k := launches.Key{Installation: installation, Instance: instance}
-		_, got, isTrace, ok := parseChangelogKey(launchChangelogKey(k))
-		if !ok || isTrace || got != k {
-			t.Fatalf("launch %+v read back as %+v (ok %v, trace %v)", k, got, ok, isTrace)
+		if _, got, kind := parseChangelogKey(launchChangelogKey(k)); kind != keyIsLaunch || got != k {
+			t.Fatalf("launch %+v read back as %+v (kind %d)", k, got, kind)
 		}
 		id := traceID(byte(len(raw)))
-		if got, _, isTrace, ok := parseChangelogKey(traceChangelogKey(id)); !ok || !isTrace || got != id {
-			t.Fatalf("trace %s read back as %s", id, got)
+		if got, _, kind := parseChangelogKey(traceChangelogKey(id)); kind != keyIsHeld || got != id {
+			t.Fatalf("held trace %s read back as %s (kind %d)", id, got, kind)
 		}
-		_, _, _, _ = parseChangelogKey(raw)
+		if got, _, kind := parseChangelogKey(sentChangelogKey(id)); kind != keyIsSent || got != id {
+			t.Fatalf("sent trace %s read back as %s (kind %d)", id, got, kind)
+		}
+		_, _, _ = parseChangelogKey(raw)
 	})
 }
 
@@ -442,4 +452,59 @@ func BenchmarkSweepLook(b *testing.B) {
 			h.p.letGoOfMovedPartitions(context.Background(), []int32{0, 1, 2, 3, 4, 5})
 		}
 	})
+}
+
+// TestASentTurnIsNotSentAgainAfterItsPartitionMoved: join gateway A reads
+// both halves of a turn from partition 2 and sends the turn on; it dies
+// before its group committed the marks, so gateway B, taking the
+// partition over, reads both halves again. The changelog says A sent the
+// trace on: B sends nothing and holds nothing (decision 0320). After
+// max_age B takes the mark out of the changelog.
+func TestASentTurnIsNotSentAgainAfterItsPartitionMoved(t *testing.T) {
+	cl := changelogCluster(t, "join")
+	fromA, fromB := new(consumertest.TracesSink), new(consumertest.TracesSink)
+	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromA)
+	halves := func() (phone, engine ptrace.Traces) {
+		return sdk(1, underrun(1, 1, 0.9, nil), turn(nil)), sdk(1, take("t1", 2.0, nil))
+	}
+	phone, engine := halves()
+	fromRecord(a, 2, 0, phone)
+	fromRecord(a, 2, 1, engine)
+	if n := len(fromA.AllTraces()); n != 1 {
+		t.Fatalf("gateway A sent on %d deliveries, want the joined turn", n)
+	}
+
+	b := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromB)
+	phone, engine = halves()
+	fromRecord(b, 2, 0, phone)
+	fromRecord(b, 2, 1, engine)
+	if n := len(fromB.AllTraces()); n != 0 {
+		t.Errorf("gateway B sent the turn on again: %d deliveries", n)
+	}
+	if n := b.p.held.Len(); n != 0 {
+		t.Errorf("gateway B holds %d traces, want none", n)
+	}
+	if got := b.counter("otelcol_processor_verdict_dropped")[dropDecided]; got == 0 {
+		t.Errorf("the halves read again were not counted as dropped (%s)", dropDecided)
+	}
+
+	key := sentChangelogKey(traceID(1))
+	marked := func() bool {
+		values, err := b.p.handover.log.Read(context.Background(), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := values[key]
+		return ok
+	}
+	if !marked() {
+		t.Fatal("the changelog does not say the trace was sent on")
+	}
+	b.advance(b.p.cfg.MaxAge)
+	for deadline := time.Now().Add(10 * time.Second); marked(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the mark is still in the changelog after max_age")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -23,6 +23,10 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 	// oldest are decided now, and stay held until their verdict is accepted.
 	surplus := p.held.Len() - p.cfg.MaxPending
 	p.expireLaunchesLocked(now, &out)
+	forgotSent := 0
+	if p.handover != nil {
+		forgotSent = p.handover.forgetSentLocked(now, p.cfg.MaxAge, p.cfg.DecidedCacheSize)
+	}
 	each(func(e *pending.Entry) {
 		if e.Delivery.Sending || now.Before(e.Delivery.RetryAt) {
 			return
@@ -47,7 +51,7 @@ func (p *verdictProcessor) sweep(ctx context.Context) {
 			// decided: the stored traces go, the ring grows
 			_ = p.cycles.await(ctx, p.cycles.ride(accepted))
 		}
-	case p.state != nil && out.pendingDelta != 0:
+	case p.state != nil && (out.pendingDelta != 0 || forgotSent > 0):
 		p.cycles.poke()
 	}
 }
