@@ -494,6 +494,16 @@ func (p *verdictProcessor) readBackLaunchLocked(v []byte, part int32, n *handove
 // heartbeatLoop writes the heartbeats until the sweep stops.
 func (p *verdictProcessor) heartbeatLoop(every time.Duration) {
 	defer close(p.heartbeatDone)
+	// A round on its way when the processor stops is cut short.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-p.stopSweep:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -501,7 +511,7 @@ func (p *verdictProcessor) heartbeatLoop(every time.Duration) {
 		case <-p.stopSweep:
 			return
 		case <-t.C:
-			_ = p.heartbeat(context.Background())
+			_ = p.heartbeat(ctx)
 		}
 	}
 }
@@ -534,9 +544,9 @@ const ownershipCheck = time.Second
 // counted as dropped (moved), and without a word to the changelog, which
 // the new owner reads; a later record of such a partition is a takeover
 // again.
-func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []int32) {
+func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []int32) error {
 	if len(parts) == 0 {
-		return
+		return nil
 	}
 	h := p.handover
 	// Under the takeovers' lock: a record of a partition found moved here
@@ -544,11 +554,12 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []i
 	h.takeovers.Lock()
 	defer h.takeovers.Unlock()
 	moved, err := h.log.Moved(ctx, parts)
-	if err != nil || len(moved) == 0 {
-		if err != nil {
-			p.tel.storageError(ctx, opTakeover, 1)
-		}
-		return
+	if err != nil {
+		p.tel.storageError(ctx, opTakeover, 1)
+		return err
+	}
+	if len(moved) == 0 {
+		return nil
 	}
 	gone := map[int32]bool{}
 	for _, part := range moved {
@@ -562,13 +573,20 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []i
 	for part := range gone {
 		delete(h.last, part)
 	}
-	// The new owner read the sent traces back and keeps them; a mark
-	// this one took out later would be a write to a partition not its own.
+	// The new owner read the sent traces and the launches back and keeps
+	// them; nothing of them is written here again (a write to a partition
+	// not its own would read to the owner as a takeover).
 	for id, m := range h.sent {
 		if gone[m.part] {
 			delete(h.sent, id)
 		}
 	}
+	for k, part := range h.launchPart {
+		if gone[part] {
+			delete(h.launchPart, k)
+		}
+	}
+	h.log.Forget(gone)
 	p.mu.Unlock()
 	p.tel.record(ctx, &out)
 	if out.pendingDelta != 0 {
@@ -576,21 +594,41 @@ func (p *verdictProcessor) letGoOfMovedPartitions(ctx context.Context, parts []i
 	}
 	p.logger.Info("verdict processor: partitions taken over by another gateway; what was held for them is let go",
 		zap.Int32s("partitions", moved), zap.Int64("traces", -out.pendingDelta))
+	return nil
 }
 
 // letGoOfMovedHeld is the look once a second: letGoOfMovedPartitions on
-// every partition a held trace came from.
+// every partition this gateway keeps something for, a held trace, a
+// launch or a sent trace: each of them may write to its partition.
 func (p *verdictProcessor) letGoOfMovedHeld(ctx context.Context) {
+	h := p.handover
 	p.mu.Lock()
 	parts := p.partitionsLocked(func(*pending.Entry) bool { return true })
+	seen := map[int32]bool{}
+	for _, part := range parts {
+		seen[part] = true
+	}
+	add := func(part int32) {
+		if !seen[part] {
+			seen[part] = true
+			parts = append(parts, part)
+		}
+	}
+	for _, m := range h.sent {
+		add(m.part)
+	}
+	for _, part := range h.launchPart {
+		add(part)
+	}
 	p.mu.Unlock()
-	p.letGoOfMovedPartitions(ctx, parts)
+	_ = p.letGoOfMovedPartitions(ctx, parts)
 }
 
 // lookBeforeDecidingLocked makes sure a sweep at now neither decides a
 // trace nor sends its refused verdict again for a partition another
 // gateway took over since the last look (once a second): that one read
-// the trace back and decides it (decision 0318). It finds the traces the
+// the trace back and decides it (decision 0319). When the look fails, the
+// traces that came from Kafka wait for the next sweep. It finds the traces the
 // sweep would act on and, when one would be decided, looks at their
 // partitions, the lock let go meanwhile; it returns the sweep's walk over
 // those of them still held, oldest first.
@@ -613,16 +651,21 @@ func (p *verdictProcessor) lookBeforeDecidingLocked(ctx context.Context, now tim
 			parts = append(parts, part)
 		}
 	})
+	var unknown bool // whether the look failed: the partitions' traces wait
 	if len(parts) > 0 {
 		p.mu.Unlock()
-		p.letGoOfMovedPartitions(ctx, parts)
+		unknown = p.letGoOfMovedPartitions(ctx, parts) != nil
 		p.mu.Lock()
 	}
 	return func(fn func(*pending.Entry)) {
 		for _, e := range due {
-			if p.held.Get(e.ID) == e {
-				fn(e)
+			if p.held.Get(e.ID) != e {
+				continue
 			}
+			if _, fromKafka := p.handover.tracePart[e.ID]; unknown && fromKafka {
+				continue
+			}
+			fn(e)
 		}
 	}
 }

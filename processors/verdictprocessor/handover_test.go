@@ -508,3 +508,37 @@ func TestASentTurnIsNotSentAgainAfterItsPartitionMoved(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestALostPartitionsSentMarksAreNotWritten: join gateway A joins trace
+// 1 from partition 2 and sends it on, holding nothing after; gateway B
+// takes partition 2 over and holds trace 2's half. A's look finds the
+// partition moved by its sent mark alone and forgets the mark: max_age
+// later A writes nothing to partition 2, and B's look keeps what it holds
+// (before, A's late tombstone read to B as another gateway taking the
+// partition over, and B let trace 2 go).
+func TestALostPartitionsSentMarksAreNotWritten(t *testing.T) {
+	cl := changelogCluster(t, "join")
+	fromA, fromB := new(consumertest.TracesSink), new(consumertest.TracesSink)
+	a := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromA)
+	fromRecord(a, 2, 0, sdk(1, underrun(1, 1, 0.9, nil), turn(nil)))
+	fromRecord(a, 2, 1, sdk(1, take("t1", 2.0, nil)))
+	if a.p.held.Len() != 0 || len(fromA.AllTraces()) != 1 {
+		t.Fatalf("gateway A holds %d and sent on %d deliveries, want the turn sent on", a.p.held.Len(), len(fromA.AllTraces()))
+	}
+
+	b := handoverHarnessOf(t, t.TempDir(), cl, EmitTurns, fromB)
+	fromRecord(b, 2, 2, sdk(2, underrun(1, 1, 0.9, nil), turn(nil)))
+	if b.p.held.Len() != 1 {
+		t.Fatalf("gateway B holds %d traces, want trace 2's half", b.p.held.Len())
+	}
+	a.p.letGoOfMovedHeld(context.Background())
+	a.advance(a.p.cfg.MaxAge)
+	if err := a.p.cycles.await(context.Background(), a.p.cycles.ride(nil)); err != nil {
+		t.Fatal(err)
+	}
+	b.p.letGoOfMovedHeld(context.Background())
+	if b.p.held.Len() != 1 {
+		t.Errorf("gateway B let trace 2 go (dropped as moved: %d): gateway A wrote to the partition it lost",
+			b.counter("otelcol_processor_verdict_dropped")["moved"])
+	}
+}

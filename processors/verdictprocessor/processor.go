@@ -234,6 +234,9 @@ func (p *verdictProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		if err := p.takeOverIfMoved(ctx, td); err != nil {
 			return err
 		}
+		if td.ResourceSpans().Len() == 0 {
+			return nil // a heartbeat: nothing to hold or pass on
+		}
 	}
 	if err := p.mode.passOn(ctx, p, td); err != nil {
 		return err

@@ -148,6 +148,16 @@ func (l *Log) Mark(partition int32, key string) {
 	l.dirty[slot{partition, key}] = struct{}{}
 }
 
+// Forget drops the marks of the partitions in gone: another owner has
+// them now, and a write there would read to it as a takeover.
+func (l *Log) Forget(gone map[int32]bool) {
+	for s := range l.dirty {
+		if gone[s.partition] {
+			delete(l.dirty, s)
+		}
+	}
+}
+
 // Dirty is how many keys wait for a write.
 func (l *Log) Dirty() int { return len(l.dirty) }
 
