@@ -647,13 +647,7 @@ func TestKafkaFleetHeldTracesFollowThePartition(t *testing.T) {
 			t.Errorf("turn of launch %d: decided without what it named (%s): %s", k, vs[0].Forced, vs[0].Evidence)
 		}
 	}
-	held := 0
-	for _, line := range strings.Split(f.joins[1].Output(), "\n") {
-		if i := strings.Index(line, `"held": `); i >= 0 && strings.Contains(line, "took over partition") {
-			n, _ := strconv.Atoi(strings.TrimRight(strings.Fields(line[i+len(`"held": `):])[0], ","))
-			held += n
-		}
-	}
+	held := heldAgain(f.joins[1])
 	if held == 0 {
 		t.Fatal("the surviving join gateway held nothing again: the killed one held nothing, and the run proves nothing")
 	}
@@ -692,15 +686,22 @@ func TestKafkaFleetQuietPartitionIsReadBack(t *testing.T) {
 			t.Errorf("turn of launch %d (trace %s): %d verdicts, want 1", k, id, len(vs))
 		}
 	}
+	held := heldAgain(f.joins[1])
+	if held == 0 {
+		t.Fatal("the surviving join gateway held nothing again: the killed one held nothing, and the run proves nothing")
+	}
+	t.Logf("the surviving join gateway held %d of the killed one's traces again, read back on the heartbeats alone", held)
+}
+
+// heldAgain is how many traces a gateway held again from the changelog
+// over its takeovers, as its log tells them.
+func heldAgain(c *testenv.Collector) int {
 	held := 0
-	for _, line := range strings.Split(f.joins[1].Output(), "\n") {
+	for _, line := range strings.Split(c.Output(), "\n") {
 		if i := strings.Index(line, `"held": `); i >= 0 && strings.Contains(line, "took over partition") {
 			n, _ := strconv.Atoi(strings.TrimRight(strings.Fields(line[i+len(`"held": `):])[0], ","))
 			held += n
 		}
 	}
-	if held == 0 {
-		t.Fatal("the surviving join gateway held nothing again: the killed one held nothing, and the run proves nothing")
-	}
-	t.Logf("the surviving join gateway held %d of the killed one's traces again, read back on the heartbeats alone", held)
+	return held
 }
